@@ -20,6 +20,12 @@ __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str):
+    """Lazy exports, and submodules as attributes (``utils.checks``, ``utils.scales``, ...)."""
     if name in _EXPORTS:
         return getattr(import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'utils' has no attribute {name!r}")
+    try:
+        return import_module(f"utils.{name}")
+    except ModuleNotFoundError as error:
+        if error.name != f"utils.{name}":
+            raise
+        raise AttributeError(f"module 'utils' has no attribute {name!r}") from None

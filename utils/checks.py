@@ -79,15 +79,15 @@ def compare_series(
     return f"✓ {what}: all {len(want):,} {key}s match the ground truth"
 
 
-def _passed(message: str) -> bool:
+def _passed(message: str) -> None:
+    """Print the confirmation; return None so a notebook cell shows only this line."""
     print(message)
-    return True
 
 
-def check_customer_totals(result: Any, dataset: Dataset) -> bool:
+def check_customer_totals(result: Any, dataset: Dataset) -> None:
     """Total sales per customer: a Series indexed by customer_id (the course's worked example)."""
     yours = _as_series(result, "total sales per customer", "sales_amount")
-    return _passed(compare_series(yours, dataset.customer_totals(), "total sales per customer", "customer"))
+    _passed(compare_series(yours, dataset.customer_totals(), "total sales per customer", "customer"))
 
 
 def _grouped_truth(dataset: Dataset, by: Sequence[str], statistic: str) -> pd.Series:
@@ -101,7 +101,7 @@ def _grouped_truth(dataset: Dataset, by: Sequence[str], statistic: str) -> pd.Se
     raise ValueError(f"statistic must be sum, count or mean, got {statistic!r}")
 
 
-def check_grouped(result: Any, dataset: Dataset, by: str | Sequence[str], statistic: str = "sum") -> bool:
+def check_grouped(result: Any, dataset: Dataset, by: str | Sequence[str], statistic: str = "sum") -> None:
     """``sales_amount`` summed / counted / averaged per store_id and/or product_category."""
     by = [by] if isinstance(by, str) else list(by)
     what = f"{statistic} of sales_amount by {' and '.join(by)}"
@@ -110,12 +110,11 @@ def check_grouped(result: Any, dataset: Dataset, by: str | Sequence[str], statis
     if yours.index.nlevels != expected.index.nlevels:
         raise CheckFailed(f"{what}: index has {yours.index.nlevels} level(s), expected {by}")
     yours.index = yours.index.set_names(expected.index.names)
-    if statistic == "mean":
-        return _passed(compare_series(yours, expected, what, "group", rtol=1e-9, atol=1e-9))
-    return _passed(compare_series(yours, expected, what, "group"))
+    tolerance = {"rtol": 1e-9, "atol": 1e-9} if statistic == "mean" else {}
+    _passed(compare_series(yours, expected, what, "group", **tolerance))
 
 
-def check_top_customers(result: Any, dataset: Dataset, n: int = 10) -> bool:
+def check_top_customers(result: Any, dataset: Dataset, n: int = 10) -> None:
     """The ``n`` customers with the highest total sales, highest first."""
     what = f"top {n} customers"
     yours = _as_series(result, what, "sales_amount")
@@ -127,10 +126,10 @@ def check_top_customers(result: Any, dataset: Dataset, n: int = 10) -> bool:
         if wrong:
             raise CheckFailed(f"{what}: {len(wrong)} customers do not belong in the top {n} (e.g. {_examples(wrong)})")
         raise CheckFailed(f"{what}: right customers, wrong order; sort by total, highest first")
-    return _passed(compare_series(yours, expected, what, "customer"))
+    _passed(compare_series(yours, expected, what, "customer"))
 
 
-def check_scalar(value: Any, expected: float, what: str, rtol: float = 1e-9, atol: float = 1e-9) -> bool:
+def check_scalar(value: Any, expected: float, what: str, rtol: float = 1e-9, atol: float = 1e-9) -> None:
     """One number (a count, a mean, a total) against its exact value."""
     if hasattr(value, "__dask_graph__"):
         raise CheckFailed(f"{what}: got a lazy Dask object; call .compute() on it first")
@@ -139,17 +138,20 @@ def check_scalar(value: Any, expected: float, what: str, rtol: float = 1e-9, ato
         got = float(value)
     except (TypeError, ValueError):
         raise CheckFailed(f"{what}: expected a number, got {type(value).__name__}") from None
-    shown = "{:,.0f}" if float(expected).is_integer() and atol < 1 else "{:,.4f}"
+    if float(expected).is_integer() and atol < 1:
+        shown = "{:,.0f}"
+    else:
+        shown = "{:,.2f}" if atol >= 0.005 else "{:,.4f}"
     if not np.isclose(got, expected, rtol=rtol, atol=atol):
         raise CheckFailed(f"{what}: yours {shown.format(got)}, expected {shown.format(expected)}")
-    return _passed(f"✓ {what}: {shown.format(got)} matches the ground truth")
+    _passed(f"✓ {what}: {shown.format(got)} matches the ground truth")
 
 
-def check_row_count(value: Any, dataset: Dataset) -> bool:
-    return check_scalar(value, dataset.answers["rows"], "number of rows", rtol=0, atol=0.5)
+def check_row_count(value: Any, dataset: Dataset) -> None:
+    check_scalar(value, dataset.answers["rows"], "number of rows", rtol=0, atol=0.5)
 
 
-def check_filtered_mean(value: Any, dataset: Dataset) -> bool:
+def check_filtered_mean(value: Any, dataset: Dataset) -> None:
     """Mean ``sales_amount`` over transactions above $100 (the second article's filter + mean).
 
     Accepts the scalar or the Series that ``df[df.sales_amount > 100].mean()`` returns."""
@@ -157,8 +159,8 @@ def check_filtered_mean(value: Any, dataset: Dataset) -> bool:
         value = to_pandas(value)["sales_amount"]
     answers = dataset.answers
     expected = answers["over_100_cents"] / 100.0 / answers["over_100_count"]
-    return check_scalar(value, expected, "mean sales_amount of transactions over $100")
+    check_scalar(value, expected, "mean sales_amount of transactions over $100")
 
 
-def check_total_sales(value: Any, dataset: Dataset) -> bool:
-    return check_scalar(value, dataset.answers["total_cents"] / 100.0, "total sales", atol=0.005)
+def check_total_sales(value: Any, dataset: Dataset) -> None:
+    check_scalar(value, dataset.answers["total_cents"] / 100.0, "total sales", atol=0.005)

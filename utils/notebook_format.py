@@ -109,22 +109,23 @@ def fix_notebook(path: Path, keep_checked_outputs: bool = True) -> None:
         "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
     }
+    count = 0
     for cell in nb.cells:
-        cell.pop("id", None)
         if cell.cell_type != "code":
             continue
-        cell.execution_count = None
-        checked = keep_checked_outputs and CHECK_MARK in _source(cell)
-        cell.outputs = [_clean_output(o) for o in cell.outputs] if checked else []
+        count += 1
+        checked = keep_checked_outputs and CHECK_MARK in _source(cell) and bool(cell.outputs)
+        # nbval treats a cell without an execution count as never run and refuses its outputs.
+        cell.execution_count = count if checked else None
+        cell.outputs = [_clean_output(o, count) for o in cell.outputs] if checked else []
         cell.metadata = {k: v for k, v in cell.metadata.items() if k in ("jupyter", "tags")}
     nbformat.write(nb, path)
     nbformat.validate(nbformat.read(path, as_version=4))
 
 
-def _clean_output(output):
-    output.pop("execution_count", None)
+def _clean_output(output, count: int):
     if output.get("output_type") == "execute_result":
-        output["execution_count"] = None
+        output["execution_count"] = count
     return output
 
 
@@ -133,7 +134,8 @@ def execute_notebook(path: Path, timeout: int = 900) -> None:
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    resources = {"metadata": {"path": str(path.parent)}}
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources=resources).execute()
     nbformat.write(nb, path)
     fix_notebook(path)
 

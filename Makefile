@@ -1,0 +1,46 @@
+# Thin wrappers over the real commands (see README.md). Needs Python >= 3.11 and make.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+export COURSE_SCALE ?= small
+
+.PHONY: lab test data venv lint format-notebooks constraints benchmark gpu-check clean-data
+
+lab: $(STAMP) data  ## set up, generate the default data, start JupyterLab on the course
+	$(BIN)/jupyter lab --notebook-dir=. notebooks/00_environment_check.ipynb
+
+test: $(STAMP)  ## the whole test suite: unit tests, template checks, every notebook under nbval (tiny scale)
+	COURSE_SCALE=tiny $(BIN)/python -m pytest
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt constraints.txt pyproject.toml
+	$(PYTHON) -c 'import sys; sys.exit("error: Python >= 3.11 needed, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)" >/dev/null
+	touch $(STAMP)
+
+data: $(STAMP)  ## generate the dataset for $$COURSE_SCALE (default: small, 10 M rows)
+	$(BIN)/python -m utils.datagen --scale $(COURSE_SCALE)
+
+lint: $(STAMP)
+	$(BIN)/ruff check utils tests benchmarks notebooks
+
+format-notebooks: $(STAMP)  ## strip unchecked outputs and check the template
+	$(BIN)/python -m utils.notebook_format --fix notebooks/*.ipynb
+
+benchmark: $(STAMP)  ## measure data generation speed (10 M rows, CSV and Parquet)
+	$(BIN)/python benchmarks/datagen_speed.py
+
+gpu-check: $(STAMP)  ## run the course's GPU path and write reports/gpu-check.{md,json}
+	$(BIN)/python -m utils.gpu_check
+
+constraints:
+	$(BIN)/python -m pip freeze --exclude-editable | sed '1i # Full pin set of the CPU environment (pip freeze of requirements.txt on Python 3.11, Linux x86_64).\n# Regenerate with: make constraints' > constraints.txt
+
+clean-data:
+	rm -rf data/transactions-* data/.transactions-*

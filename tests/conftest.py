@@ -1,0 +1,14 @@
+"""Fixtures shared by the unit tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from utils.datagen import ensure_dataset
+from utils.dataset import Dataset
+
+
+@pytest.fixture(scope="session")
+def tiny_dataset(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
+    """A private tiny dataset (not the repository's data/), generated once per test run."""
+    return ensure_dataset("tiny", tmp_path_factory.mktemp("data"))

@@ -1,0 +1,103 @@
+"""Self-checks pass on right answers (computed here with plain pandas) and fail with messages
+that say what differs."""
+
+from __future__ import annotations
+
+import dask.dataframe as dd
+import pandas as pd
+import pytest
+
+from utils import checks
+from utils.checks import CheckFailed
+
+
+@pytest.fixture(scope="module")
+def frame(tiny_dataset) -> pd.DataFrame:
+    return pd.read_parquet(tiny_dataset.parquet_dir)
+
+
+@pytest.fixture(scope="module")
+def totals(frame) -> pd.Series:
+    return frame.groupby("customer_id")["sales_amount"].sum()
+
+
+def test_right_customer_totals_pass(totals, tiny_dataset, capsys):
+    checks.check_customer_totals(totals, tiny_dataset)
+    assert capsys.readouterr().out.startswith("✓ total sales per customer: all 496 customers match")
+    checks.check_customer_totals(totals.reset_index().set_index("customer_id"), tiny_dataset)
+
+
+def test_missing_customers_are_counted(totals, tiny_dataset):
+    with pytest.raises(CheckFailed, match=r"42 customers missing from your result \(e\.g\. "):
+        checks.check_customer_totals(totals.iloc[42:], tiny_dataset)
+
+
+def test_extra_and_duplicate_customers(totals, tiny_dataset):
+    extra = pd.concat([totals, pd.Series([1.0], index=[999_999_999])])
+    with pytest.raises(CheckFailed, match=r"1 customers that are not in the data \(e\.g\. 999999999\)"):
+        checks.check_customer_totals(extra, tiny_dataset)
+    with pytest.raises(CheckFailed, match="appear more than once"):
+        checks.check_customer_totals(pd.concat([totals, totals.iloc[:2]]), tiny_dataset)
+
+
+def test_wrong_totals_name_the_customer_and_the_error(totals, tiny_dataset):
+    wrong = totals.copy()
+    customer = wrong.index[17]
+    wrong.loc[customer] *= 1.013
+    with pytest.raises(CheckFailed) as error:
+        checks.check_customer_totals(wrong, tiny_dataset)
+    message = str(error.value)
+    assert f"values off for 1 of 496 customers; e.g. customer {customer}" in message
+    assert "(+1.3%)" in message
+
+
+def test_a_cent_of_float_noise_is_tolerated_but_a_cent_is_not(totals, tiny_dataset):
+    checks.check_customer_totals(totals + 1e-7, tiny_dataset)
+    with pytest.raises(CheckFailed):
+        checks.check_customer_totals(totals + 0.01, tiny_dataset)
+
+
+def test_lazy_result_is_refused_with_a_hint(tiny_dataset):
+    lazy = dd.read_parquet(tiny_dataset.parquet_dir).groupby("customer_id")["sales_amount"].sum()
+    with pytest.raises(CheckFailed, match=r"call \.compute\(\) on it first"):
+        checks.check_customer_totals(lazy, tiny_dataset)
+
+
+@pytest.mark.parametrize("statistic", ["sum", "count", "mean"])
+@pytest.mark.parametrize("by", ["store_id", "product_category", ["store_id", "product_category"]])
+def test_grouped_statistics(frame, tiny_dataset, by, statistic):
+    grouped = frame.groupby(by)["sales_amount"]
+    result = {"sum": grouped.sum, "count": grouped.count, "mean": grouped.mean}[statistic]()
+    checks.check_grouped(result, tiny_dataset, by, statistic)
+    with pytest.raises(CheckFailed, match="values off"):
+        checks.check_grouped(result * 1.5, tiny_dataset, by, statistic)
+
+
+def test_grouped_with_the_wrong_key(frame, tiny_dataset):
+    with pytest.raises(CheckFailed, match="index has 1 level"):
+        checks.check_grouped(frame.groupby("store_id")["sales_amount"].sum(), tiny_dataset,
+                             ["store_id", "product_category"])
+
+
+def test_top_customers(totals, tiny_dataset):
+    checks.check_top_customers(totals.nlargest(10), tiny_dataset, 10)
+    with pytest.raises(CheckFailed, match="wrong order"):
+        checks.check_top_customers(totals.nlargest(10).iloc[::-1], tiny_dataset, 10)
+    with pytest.raises(CheckFailed, match="do not belong in the top 10"):
+        checks.check_top_customers(totals.nsmallest(10), tiny_dataset, 10)
+    with pytest.raises(CheckFailed, match="expected 10 rows, got 5"):
+        checks.check_top_customers(totals.nlargest(5), tiny_dataset, 10)
+
+
+def test_scalars(frame, tiny_dataset):
+    checks.check_row_count(len(frame), tiny_dataset)
+    with pytest.raises(CheckFailed, match="number of rows: yours 19,999, expected 20,000"):
+        checks.check_row_count(len(frame) - 1, tiny_dataset)
+    checks.check_total_sales(frame["sales_amount"].sum(), tiny_dataset)
+    over = frame[frame["sales_amount"] > 100]
+    checks.check_filtered_mean(over.mean(numeric_only=True), tiny_dataset)
+    checks.check_filtered_mean(over["sales_amount"].mean(), tiny_dataset)
+    with pytest.raises(CheckFailed, match="transactions over \\$100"):
+        checks.check_filtered_mean(frame["sales_amount"].mean(), tiny_dataset)
+    with pytest.raises(CheckFailed, match="expected a number"):
+        checks.check_scalar("many", 3, "a count")
