@@ -4,11 +4,13 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export COURSE_SCALE ?= small
+# JupyterLab refuses to start as root (common in containers) unless told it may.
+LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 .PHONY: lab test data venv lint format-notebooks constraints benchmark gpu-check clean-data
 
 lab: $(STAMP) data  ## set up, generate the default data, start JupyterLab on the course
-	$(BIN)/jupyter lab --notebook-dir=. notebooks/00_environment_check.ipynb
+	$(BIN)/jupyter lab $(LAB_ROOT) --no-browser --notebook-dir=. notebooks/00_environment_check.ipynb
 
 test: $(STAMP)  ## the whole test suite: unit tests, template checks, every notebook under nbval (tiny scale)
 	COURSE_SCALE=tiny $(BIN)/python -m pytest
