@@ -30,9 +30,14 @@ from utils.gpu_check import (
     NotRun,
     Skipped,
     build_report,
+    cli,
+    cluster_checks,
     exit_code,
+    groupby_checks,
+    notebook_check,
     parse_args,
     parse_junit,
+    prerequisites,
     render_markdown,
     run_check,
     run_checks,
@@ -77,8 +82,8 @@ def test_empty_cuda_visible_devices_is_refused_on_any_machine(tmp_path):
 
 def test_gpu_without_dask_cuda_or_cupy_names_the_install_command(monkeypatch, capsys, tmp_path):
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    monkeypatch.setattr(gpu_check, "gpu_count", lambda: 2)
-    monkeypatch.setattr(gpu_check, "_importable", lambda name: name not in ("dask_cuda", "cupy"))
+    monkeypatch.setattr(prerequisites, "gpu_count", lambda: 2)
+    monkeypatch.setattr(prerequisites, "importable", lambda name: name not in ("dask_cuda", "cupy"))
     assert gpu_check.main(["--report-dir", str(tmp_path / "r")]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: dask_cuda, cupy cannot be imported")
@@ -234,13 +239,13 @@ def test_report_files_are_replaced_whole(tmp_path):
 
 def test_main_wires_checks_report_and_exit_code(monkeypatch, tmp_path, capsys):
     ran: list[str] = []
-    monkeypatch.setattr(gpu_check, "preflight", lambda args: None)
-    monkeypatch.setattr(gpu_check, "collect_environment", lambda args: FAKE_ENV)
-    monkeypatch.setattr(gpu_check, "CHECKS", tuple(_fake_checks(ran)))
+    monkeypatch.setattr(cli, "preflight", lambda args: None)
+    monkeypatch.setattr(cli, "collect_environment", lambda args: FAKE_ENV)
+    monkeypatch.setattr(cli, "CHECKS", tuple(_fake_checks(ran)))
     assert gpu_check.main(["--report-dir", str(tmp_path)]) == 1
     assert len(ran) == 5
     assert json.loads((tmp_path / "gpu-check.json").read_text())["exit_code"] == 1
-    monkeypatch.setattr(gpu_check, "CHECKS", tuple(_fake_checks(ran)[1:4]))
+    monkeypatch.setattr(cli, "CHECKS", tuple(_fake_checks(ran)[1:4]))
     assert gpu_check.main(["--report-dir", str(tmp_path)]) == 0
     assert "report:" in capsys.readouterr().out
 
@@ -371,8 +376,8 @@ def test_notebooks_check_runs_nbval_with_the_gpu_backend_and_reads_junit(monkeyp
     for name, sources in cells.items():
         notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
         nbformat.write(notebook, tmp_path / "notebooks" / f"{name}.ipynb")
-    monkeypatch.setattr(gpu_check, "REPO_ROOT", tmp_path)
-    monkeypatch.setattr(gpu_check, "cudf_missing", lambda: [])
+    monkeypatch.setattr(notebook_check, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(notebook_check, "cudf_missing", lambda: [])
     monkeypatch.setenv("COURSE_SCALE", "small")  # what `make gpu-check` exports; --scale wins
 
     result = run_check(CHECKS[5], Context(parse_args([])))
@@ -386,16 +391,16 @@ def test_notebooks_check_runs_nbval_with_the_gpu_backend_and_reads_junit(monkeyp
 
 def test_gpu_metrics_must_all_be_sent_and_utilization_may_be_none():
     full = {"gpu_utilization": 3, "gpu_memory_used": 10, "gpu-memory-total": 100}
-    assert gpu_check._has_gpu_metrics(full)
-    assert gpu_check._has_gpu_metrics({**full, "gpu_utilization": None}), "MIG slices report None"
-    assert not gpu_check._has_gpu_metrics({"gpu_memory_used": 10, "gpu-memory-total": 100})
-    assert not gpu_check._has_gpu_metrics({})
+    assert cluster_checks._has_gpu_metrics(full)
+    assert cluster_checks._has_gpu_metrics({**full, "gpu_utilization": None}), "MIG slices report None"
+    assert not cluster_checks._has_gpu_metrics({"gpu_memory_used": 10, "gpu-memory-total": 100})
+    assert not cluster_checks._has_gpu_metrics({})
 
 
 def test_dashboard_check_passes_when_every_worker_sends_gpu_metrics(cpu_cluster, monkeypatch):
     """The pass branch of check 2, with the GPU metrics faked (a CPU worker sends none)."""
     full = {"gpu_utilization": None, "gpu_memory_used": 1, "gpu-memory-total": 2}
-    monkeypatch.setattr(gpu_check, "gpu_metrics", lambda client, wait_s: {"w1": full, "w2": full})
+    monkeypatch.setattr(cluster_checks, "gpu_metrics", lambda client, wait_s: {"w1": full, "w2": full})
     ctx = Context(parse_args(["--scheduler-address", cpu_cluster.scheduler_address]))
     ctx.client = Client(cpu_cluster.scheduler_address)
     try:
@@ -415,18 +420,18 @@ def test_cudf_groupby_check_logic_with_pandas_standing_in(cpu_cluster, monkeypat
         result, times, kind = real(client, dataset, "pandas", repeats)
         return result, times, "cudf.core.series.Series" if backend == "cudf" else kind
 
-    monkeypatch.setattr(gpu_check, "cudf_missing", lambda: [])
+    monkeypatch.setattr(groupby_checks, "cudf_missing", lambda: [])
     monkeypatch.setattr("utils.datagen.ensure_dataset", lambda scale: tiny_dataset)
     ctx = Context(parse_args(["--scheduler-address", cpu_cluster.scheduler_address, "--repeats", "1"]))
     ctx.client = Client(cpu_cluster.scheduler_address)
     try:
-        monkeypatch.setattr(gpu_check, "time_groupby", stand_in)
+        monkeypatch.setattr(groupby_checks, "time_groupby", stand_in)
         result = run_check(CHECKS[4], ctx)
         assert result.status == PASS, result.reason
         assert result.details["dataset"]["rows"] == tiny_dataset.rows
         assert result.details["pandas"]["ground_truth"].startswith("✓")
         assert result.details["cudf_speedup"] > 0
-        monkeypatch.setattr(gpu_check, "time_groupby", real)
+        monkeypatch.setattr(groupby_checks, "time_groupby", real)
         refused = run_check(CHECKS[4], ctx)
     finally:
         ctx.release_cluster()
