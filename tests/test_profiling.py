@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import dask.dataframe as dd
 import matplotlib
 import matplotlib.pyplot as plt
@@ -19,6 +21,7 @@ from utils.profiling import (
     plot_task_stream,
     summarize_task_stream,
     task_stream_frame,
+    time_call,
     timed,
 )
 
@@ -177,6 +180,13 @@ def test_timed_measures_and_prints(capsys):
     with timed("quiet", verbose=False) as timer:
         pass
     assert capsys.readouterr().out == "" and timer.seconds >= 0
+
+
+def test_time_call_returns_the_result_and_the_wall_time():
+    result, seconds = time_call(lambda: sum(range(10)))
+    assert result == 45
+    _, slept = time_call(lambda: time.sleep(0.05))
+    assert 0.04 <= slept < 5
 
 
 def test_hardware_label_names_backend_and_workers(client):

@@ -18,13 +18,15 @@ import os
 import platform
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 from dask.utils import key_split
+
+T = TypeVar("T")
 
 # The four kinds of work a worker reports in a task's ``startstops``.
 ACTIONS = ("compute", "transfer", "disk-read", "disk-write")
@@ -216,6 +218,14 @@ def timed(label: str, verbose: bool = True) -> Iterator[Timer]:
         timer.seconds = time.perf_counter() - start
         if verbose:
             print(f"{label}: {timer.seconds:.2f} s")
+
+
+def time_call(function: Callable[[], T]) -> tuple[T, float]:
+    """Run ``function()`` and return ``(its result, wall seconds)``: for timing a value-returning
+    call in one line, where a ``with timed(...)`` block would need a variable set inside it."""
+    start = time.perf_counter()
+    result = function()
+    return result, time.perf_counter() - start
 
 
 def hardware_label(client: Any) -> str:
