@@ -251,3 +251,33 @@ def test_dataset_handle_rejects_an_incomplete_directory(tmp_path):
     (tmp_path / "half").mkdir()
     with pytest.raises(ValueError, match="not a complete dataset"):
         Dataset(Path(tmp_path / "half"))
+
+
+def test_concurrent_requests_generate_once(tmp_path, monkeypatch):
+    """Two notebooks asking at the same moment: one generates, the other waits and reuses it."""
+    import threading
+
+    calls = []
+    real = datagen.generate
+
+    def counting_generate(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(datagen, "generate", counting_generate)
+    results, errors = [], []
+
+    def request():
+        try:
+            results.append(ensure_dataset("tiny", tmp_path, workers=1))
+        except Exception as error:  # reported below, not swallowed
+            errors.append(error)
+
+    threads = [threading.Thread(target=request) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    assert len(results) == 3 and len(calls) == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["transactions-tiny"]

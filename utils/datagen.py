@@ -9,6 +9,7 @@ looks finished, and an existing dataset is replaced only once its successor is c
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import shutil
@@ -17,6 +18,7 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from multiprocessing import get_context
 from pathlib import Path
@@ -254,7 +256,31 @@ def ensure_dataset(
     target = target / f"transactions-{params.scale}"
     if not force and _is_complete(target, params):
         return Dataset(target)
-    return generate(params, target, workers=workers, progress=progress)
+    with _generation_lock(target):
+        # Another process may have finished the same dataset while this one waited.
+        if not force and _is_complete(target, params):
+            return Dataset(target)
+        return generate(params, target, workers=workers, progress=progress)
+
+
+@contextmanager
+def _generation_lock(target: Path) -> Iterator[None]:
+    """One generator per data directory at a time (two notebooks started together, or a notebook
+    and `make data`): the second waits, then reuses the first one's result instead of replacing
+    the directory under its readers. The lock is on the directory itself, so no lock file is left."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle = os.open(target.parent, os.O_RDONLY)
+    except OSError as error:
+        raise ValueError(
+            f"cannot write to data directory {target.parent} ({error.strerror or error}); "
+            "pass another --data-dir or set COURSE_DATA_DIR"
+        ) from None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)  # closing releases the lock
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
