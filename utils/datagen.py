@@ -83,6 +83,13 @@ def estimated_bytes(params: Params) -> int:
     return params.rows * sum(BYTES_PER_ROW[f] for f in params.formats)
 
 
+def _unwritable(data_dir: Path, error: OSError) -> ValueError:
+    return ValueError(
+        f"cannot write to data directory {data_dir} ({error.strerror or error}); "
+        "pass another --data-dir or set COURSE_DATA_DIR"
+    )
+
+
 def _check_writable_with_space(data_dir: Path, params: Params) -> None:
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -90,10 +97,7 @@ def _check_writable_with_space(data_dir: Path, params: Params) -> None:
         probe.touch()
         probe.unlink()
     except OSError as error:
-        raise ValueError(
-            f"cannot write to data directory {data_dir} ({error.strerror or error}); "
-            "pass another --data-dir or set COURSE_DATA_DIR"
-        ) from None
+        raise _unwritable(data_dir, error) from None
     need, free = estimated_bytes(params), shutil.disk_usage(data_dir).free
     if need > free:
         raise ValueError(
@@ -272,10 +276,7 @@ def _generation_lock(target: Path) -> Iterator[None]:
         target.parent.mkdir(parents=True, exist_ok=True)
         handle = os.open(target.parent, os.O_RDONLY)
     except OSError as error:
-        raise ValueError(
-            f"cannot write to data directory {target.parent} ({error.strerror or error}); "
-            "pass another --data-dir or set COURSE_DATA_DIR"
-        ) from None
+        raise _unwritable(target.parent, error) from None
     try:
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield

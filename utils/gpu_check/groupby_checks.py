@@ -20,11 +20,12 @@ from utils.transactions import FIRST_CUSTOMER_ID, customer_ids, generate_partiti
 
 def _timed(func: Callable[[], Any], repeats: int) -> tuple[Any, list[float]]:
     """Run ``func`` ``repeats`` times; return the last result and every wall-clock time."""
+    from utils.profiling import time_call
+
     times, result = [], None
     for _ in range(max(1, repeats)):
-        started = time.perf_counter()
-        result = func()
-        times.append(round(time.perf_counter() - started, 4))
+        result, seconds = time_call(func)
+        times.append(round(seconds, 4))
     return result, times
 
 
