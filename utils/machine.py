@@ -1,0 +1,116 @@
+"""Facts about this machine and its installed software, each computed in exactly one place.
+
+Notebooks, the cluster helper, the data generator, benchmarks and the GPU tests all ask here, so
+they cannot disagree (e.g. about how many GPUs are usable when ``CUDA_VISIBLE_DEVICES`` is set,
+or how many cores a container's CPU quota really allows).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import platform
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+GPU_INSTALL_HINT = (
+    "install the GPU stack: pip install -r requirements-gpu.txt -c constraints.txt "
+    "(or conda env create -f environment.yml)"
+)
+
+# Import name -> distributions that can provide it (pip CUDA 12 / CUDA 13 wheels, conda, plain).
+_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
+    "dask": ("dask",),
+    "distributed": ("distributed",),
+    "pandas": ("pandas",),
+    "pyarrow": ("pyarrow",),
+    "numpy": ("numpy",),
+    "bokeh": ("bokeh",),
+    "cudf": ("cudf-cu12", "cudf-cu13", "cudf"),
+    "dask_cudf": ("dask-cudf-cu12", "dask-cudf-cu13", "dask-cudf", "dask_cudf"),
+    "dask_cuda": ("dask-cuda", "dask_cuda"),
+    "cupy": ("cupy-cuda12x", "cupy-cuda13x", "cupy"),
+    "rmm": ("rmm-cu12", "rmm-cu13", "rmm"),
+    "pynvml": ("nvidia-ml-py", "pynvml"),
+}
+COURSE_PACKAGES = ("dask", "distributed", "pandas", "pyarrow", "numpy", "bokeh", "cudf", "dask_cudf", "dask_cuda", "cupy")
+
+
+def cpu_count() -> int:
+    """Cores this process may use: Dask's count honours CPU quotas (containers, Binder) and
+    affinity, where ``os.cpu_count()`` reports every core of the host."""
+    from dask.system import CPU_COUNT
+
+    return int(CPU_COUNT)
+
+
+@cache
+def cpu_name() -> str:
+    """The CPU model, for labelling measurements."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def _nvml_device_count() -> int:
+    try:
+        from distributed.diagnostics.nvml import device_get_count
+
+        return int(device_get_count())
+    except Exception:
+        return 0
+
+
+def visible_gpu_indices(physical: int, visible: str | None) -> list[str]:
+    """Entries of ``CUDA_VISIBLE_DEVICES`` that name a device (all ``physical`` ones when unset),
+    read the way CUDA and dask-cuda read it: an empty value hides every GPU, and the list stops
+    at the first invalid entry."""
+    if visible is None:
+        return [str(i) for i in range(physical)]
+    entries: list[str] = []
+    for raw in visible.split(","):
+        entry = raw.strip()
+        if not entry:
+            break
+        if entry.isdigit() and int(entry) >= physical:
+            break
+        entries.append(entry)
+    return entries
+
+
+def gpu_count() -> int:
+    """NVIDIA GPUs this process may use: NVML's count, narrowed by ``CUDA_VISIBLE_DEVICES``.
+    0 (never an exception) on machines without a driver."""
+    physical = _nvml_device_count()
+    if physical == 0:
+        return 0
+    return len(visible_gpu_indices(physical, os.environ.get("CUDA_VISIBLE_DEVICES")))
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported, without importing it (cudf takes seconds to import)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def package_version(module: str) -> str | None:
+    """Installed version of the package that provides ``module`` (e.g. ``cudf`` from the
+    ``cudf-cu12`` wheel or a conda package); None when it is not installed."""
+    for dist in _DISTRIBUTIONS.get(module, (module,)):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def course_packages() -> dict[str, str | None]:
+    """Version of every library the course uses, None for those not installed."""
+    return {name: package_version(name) for name in COURSE_PACKAGES}
