@@ -16,7 +16,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Skip tests marked ``gpu`` with a stated reason on machines without an NVIDIA GPU."""
     if not any(item.get_closest_marker("gpu") for item in items):
         return
-    from utils.backend import gpu_count
+    from utils.machine import gpu_count
 
     if gpu_count() > 0:
         return

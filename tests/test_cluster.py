@@ -1,4 +1,5 @@
-"""Backend choice and the course's cluster: CPU path, GPU refusals, external scheduler."""
+"""The course's cluster: CPU path, GPU refusal, localhost-only binding, dashboard links, scheduler
+address errors and an external scheduler. Backend choice itself is in test_backend.py."""
 
 from __future__ import annotations
 
@@ -10,47 +11,38 @@ from pathlib import Path
 
 import dask
 import dask.dataframe as dd
-import pandas as pd
+import dask.system
 import pytest
 
-from utils import backend as backend_module
-from utils.backend import choose_backend, to_pandas
-from utils.cluster import course_client, describe, shutdown, start_client
-
-
-def test_auto_without_gpu_is_cpu(monkeypatch):
-    monkeypatch.delenv("COURSE_BACKEND", raising=False)
-    chosen = choose_backend(gpus=0)
-    assert chosen.name == "cpu" and chosen.dataframe_library == "pandas"
-    assert "no NVIDIA GPU" in chosen.reason
+from utils import cluster as cluster_module
+from utils import machine
+from utils.backend import current_backend
+from utils.cluster import (
+    SchedulerAddressError,
+    SchedulerUnreachableError,
+    check_scheduler_address,
+    course_client,
+    dashboard_address,
+    dashboard_bind_address,
+    dashboard_link,
+    describe,
+    shutdown,
+    start_client,
+)
+from utils.machine import hardware_label
 
 
 def test_asking_for_gpu_without_one_is_an_error_not_a_cpu_run(monkeypatch):
     monkeypatch.setenv("COURSE_BACKEND", "gpu")
-    with pytest.raises(ValueError, match="COURSE_BACKEND=gpu but no NVIDIA GPU is visible"):
-        choose_backend(gpus=0)
+    monkeypatch.setattr(machine, "_nvml_device_count", lambda: 0)
     with pytest.raises(ValueError, match="no NVIDIA GPU"):
         start_client(quiet=True)
 
 
-def test_gpu_without_cudf_explains_what_to_install(monkeypatch):
-    monkeypatch.setattr(backend_module, "missing_gpu_packages", lambda: ["cudf", "dask_cudf"])
-    with pytest.raises(ValueError, match="cudf, dask_cudf cannot be imported; pip install -r requirements-gpu.txt"):
-        choose_backend("gpu", gpus=2)
-    auto = choose_backend("auto", gpus=2)
-    assert auto.name == "cpu" and "not installed" in auto.reason
-
-
-def test_gpu_is_chosen_when_gpus_and_packages_exist(monkeypatch):
-    monkeypatch.setattr(backend_module, "missing_gpu_packages", lambda: [])
-    chosen = choose_backend("auto", gpus=4)
-    assert chosen.name == "gpu" and chosen.dataframe_library == "cudf"
-
-
-def test_unknown_backend_value(monkeypatch):
-    monkeypatch.setenv("COURSE_BACKEND", "tpu")
-    with pytest.raises(ValueError, match="COURSE_BACKEND must be one of auto, cpu, gpu, got 'tpu'"):
-        choose_backend()
+@pytest.mark.parametrize(("cores", "expected"), [(1, (1, 1)), (2, (2, 1)), (3, (3, 1)), (8, (4, 2)), (64, (4, 16))])
+def test_cpu_workers_share_the_cores_dask_counts(monkeypatch, cores, expected):
+    monkeypatch.setattr(dask.system, "CPU_COUNT", cores)  # what utils.machine.cpu_count reads
+    assert cluster_module._default_cpu_workers() == expected
 
 
 def test_cpu_cluster_summary_config_and_clean_shutdown(capsys, tiny_dataset):
@@ -63,6 +55,10 @@ def test_cpu_cluster_summary_config_and_clean_shutdown(capsys, tiny_dataset):
         info = describe(client)
         assert (info["workers"], info["threads"], info["external"]) == (2, 2, False)
         assert dask.config.get("dataframe.backend") == "pandas"
+        assert not hasattr(client, "course_backend")  # nothing is attached to Dask's Client
+        assert (info["backend"], info["reason"]) == ("cpu", current_backend().reason)
+        assert info["reason"] == "COURSE_BACKEND=cpu was requested"
+        assert hardware_label(client).startswith("cpu backend (pandas); local cluster with 2 workers / 2 threads")
         df = dd.read_csv(tiny_dataset.csv_glob, **tiny_dataset.csv_kwargs)
         assert len(df) == tiny_dataset.rows
     finally:
@@ -78,11 +74,108 @@ def test_course_client_context_manager_closes(tiny_dataset):
     assert client.status == "closed" and cluster.status.name == "closed"
 
 
-def test_to_pandas_passes_pandas_through_and_rejects_lazy_objects():
-    frame = pd.DataFrame({"a": [1, 2]})
-    assert to_pandas(frame) is frame
-    with pytest.raises(TypeError, match="call .compute"):
-        to_pandas(dd.from_pandas(frame, npartitions=1))
+def _dashboard_listening_hosts(client) -> set[str]:
+    """Hosts the in-process scheduler's dashboard listens on, read from its sockets and, as a
+    second witness, from the operating system's table of this process's listening sockets."""
+    import psutil
+
+    server = client.cluster.scheduler.http_server
+    from_sockets = {sock.getsockname()[0] for sock in server._sockets.values()}
+    from_os = {
+        conn.laddr.ip
+        for conn in psutil.Process().net_connections(kind="inet")
+        if conn.status == psutil.CONN_LISTEN and conn.laddr.port == server.port
+    }
+    assert from_sockets == from_os, (from_sockets, from_os)
+    return from_sockets
+
+
+def test_local_cluster_listens_on_localhost_only_and_links_are_right(monkeypatch):
+    monkeypatch.delenv("COURSE_DASHBOARD_ADDRESS", raising=False)
+    with course_client(n_workers=1, threads_per_worker=1, quiet=True, backend="cpu") as client:
+        assert _dashboard_listening_hosts(client) == {"127.0.0.1"}
+        assert client.scheduler.address.startswith("tcp://127.0.0.1:")
+        workers = client.scheduler_info(n_workers=-1)["workers"]
+        assert workers and all(address.startswith("tcp://127.0.0.1:") for address in workers)
+        import psutil
+
+        worker_pids = set(client.run(os.getpid).values())
+        worker_listening = {
+            conn.laddr.ip
+            for pid in worker_pids
+            for conn in psutil.Process(pid).net_connections(kind="inet")
+            if conn.status == psutil.CONN_LISTEN
+        }
+        assert worker_listening == {"127.0.0.1"}  # worker comm and worker HTTP server
+
+        port = client.cluster.scheduler.http_server.port
+        assert dashboard_address(client) == f"http://127.0.0.1:{port}"
+        import urllib.request
+
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(f"{dashboard_address(client)}/health", timeout=30) as response:
+            assert response.read().decode() == "ok"
+
+        assert dashboard_link(client) == f"http://127.0.0.1:{port}/status"
+        assert dashboard_link(client, "individual-gpu-memory") == f"http://127.0.0.1:{port}/individual-gpu-memory"
+        assert describe(client)["dashboard"] == f"http://127.0.0.1:{port}/status"
+
+        monkeypatch.setenv("JUPYTERHUB_SERVICE_PREFIX", "/user/ann/")
+        with dask.config.set({"distributed.dashboard.link": "{JUPYTERHUB_SERVICE_PREFIX}proxy/{port}/status"}):
+            assert dashboard_link(client, "workers") == f"/user/ann/proxy/{port}/workers"
+            assert dashboard_address(client) == f"http://127.0.0.1:{port}"  # Python still goes direct
+
+
+def test_remote_dashboard_access_is_an_explicit_opt_in(monkeypatch):
+    monkeypatch.setenv("COURSE_DASHBOARD_ADDRESS", "0.0.0.0:0")
+    assert dashboard_bind_address() == "0.0.0.0:0"
+    with course_client(n_workers=1, threads_per_worker=1, quiet=True, backend="cpu") as client:
+        assert _dashboard_listening_hosts(client) == {"0.0.0.0"}
+        assert client.scheduler.address.startswith("tcp://127.0.0.1:")  # only the dashboard opens up
+    monkeypatch.setenv("COURSE_DASHBOARD_ADDRESS", "  ")
+    assert dashboard_bind_address() == "127.0.0.1:0"
+
+
+@pytest.mark.parametrize(
+    ("address", "problem"),
+    [
+        ("nonsense", "expected the form tcp://host:port"),
+        ("tcp://", "expected the form tcp://host:port"),
+        ("tcp://10.0.0.5", "expected the form tcp://host:port"),
+        ("tcp://10.0.0.5:port", "expected the form tcp://host:port"),
+        ("http://x:8786", "protocol 'http' is not one Dask speaks"),
+        ("tcp://10.0.0.5:99999", "port 99999 is out of range"),
+    ],
+)
+def test_a_malformed_scheduler_address_is_one_clear_line(monkeypatch, address, problem):
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", address)
+    started = time.monotonic()
+    with pytest.raises(SchedulerAddressError) as error:
+        start_client(quiet=True)
+    assert time.monotonic() - started < 20  # a guard only: it fails before any connection attempt
+    message = str(error.value)
+    assert isinstance(error.value, ValueError) and "\n" not in message
+    assert message.startswith(f"DASK_SCHEDULER_ADDRESS={address!r} is not a scheduler address: {problem}")
+    assert "unset DASK_SCHEDULER_ADDRESS" in message and "`dask scheduler`" in message
+
+
+@pytest.mark.parametrize("address", ["tcp://10.0.0.5:8786", "10.0.0.5:8786", " tls://sched.example:8786 ", "tcp://[::1]:8786"])
+def test_well_formed_scheduler_addresses_pass_the_check(address):
+    assert check_scheduler_address(address) == address.strip()
+
+
+def test_a_scheduler_address_with_nothing_behind_it_fails_fast_and_clearly(monkeypatch):
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:1")
+    started = time.monotonic()
+    with pytest.raises(SchedulerUnreachableError) as error:
+        start_client(quiet=True)
+    assert time.monotonic() - started < 20  # Dask's own default would wait 30 s
+    assert isinstance(error.value, ConnectionError)
+    assert error.value.__context__ is None  # no chained retry traceback under the one line
+    message = str(error.value)
+    assert "\n" not in message
+    assert message.startswith("no Dask scheduler answered at DASK_SCHEDULER_ADDRESS='tcp://127.0.0.1:1' within 5 s;")
+    assert "unset DASK_SCHEDULER_ADDRESS" in message and "`dask scheduler`" in message
 
 
 def _wait_for(path: Path, timeout: float = 60) -> None:
@@ -100,14 +193,15 @@ def external_cluster(tmp_path):
     dask_cli = [str(Path(sys.executable).with_name("dask"))]
     env = {**os.environ, "DASK_DISTRIBUTED__LOGGING__DISTRIBUTED": "error"}
     scheduler = subprocess.Popen(
-        [*dask_cli, "scheduler", "--port", "0", "--dashboard-address", ":0", "--scheduler-file", str(scheduler_file)],
+        [*dask_cli, "scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", "127.0.0.1:0",
+         "--scheduler-file", str(scheduler_file)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     worker = None
     try:
         _wait_for(scheduler_file)
         worker = subprocess.Popen(
-            [*dask_cli, "worker", "--scheduler-file", str(scheduler_file), "--nworkers", "1",
+            [*dask_cli, "worker", "--scheduler-file", str(scheduler_file), "--host", "127.0.0.1", "--nworkers", "1",
              "--nthreads", "1", "--no-dashboard", "--memory-limit", "1GiB"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
@@ -133,6 +227,8 @@ def test_connects_to_an_external_scheduler_and_leaves_it_running(external_cluste
         info = describe(client)
         assert info["external"] is True and info["workers"] == 1 and info["backend"] == "cpu"
         assert "external cluster" in info["reason"]
+        assert info["dashboard"] == dashboard_link(client) and info["dashboard"].endswith("/status")
+        assert dashboard_address(client).startswith("http://127.0.0.1:")
         df = dd.read_parquet(tiny_dataset.parquet_dir)
         assert float(df["sales_amount"].sum().compute()) == pytest.approx(
             tiny_dataset.answers["total_cents"] / 100, abs=0.005

@@ -17,7 +17,6 @@ from utils.profiling import (
     ALL_WORKERS,
     COLUMNS,
     count_tasks,
-    hardware_label,
     plot_task_stream,
     summarize_task_stream,
     task_stream_frame,
@@ -187,12 +186,6 @@ def test_time_call_returns_the_result_and_the_wall_time():
     assert result == 45
     _, slept = time_call(lambda: time.sleep(0.05))
     assert 0.04 <= slept < 5
-
-
-def test_hardware_label_names_backend_and_workers(client):
-    label = hardware_label(client)
-    assert label.startswith("cpu backend (pandas)")
-    assert "2 workers" in label and "CPU cores" in label
 
 
 def test_summary_of_an_empty_frame_is_empty_not_an_error():

@@ -13,7 +13,10 @@ _EXPORTS = {
     "start_client": "utils.cluster",
     "shutdown": "utils.cluster",
     "course_client": "utils.cluster",
+    "dashboard_link": "utils.cluster",
     "to_pandas": "utils.backend",
+    "current_backend": "utils.backend",
+    "hardware_label": "utils.machine",
 }
 
 __all__ = sorted(_EXPORTS)

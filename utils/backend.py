@@ -2,21 +2,39 @@
 one place that converts GPU results for plotting, printing and checking.
 
 Keeping the switch here is what lets every notebook run unchanged on a laptop and on a GPU box.
+Facts about the machine (GPU count, installed packages, the install hint) come from
+``utils.machine``; this module only decides what to do with them.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from dataclasses import dataclass
 from typing import Any
 
 import dask
 
+from utils.machine import GPU_INSTALL_HINT, gpu_count, installed
+
+# ``gpu_count`` is re-exported for callers not yet moved to ``utils.machine`` (one definition).
+__all__ = [
+    "BACKEND_ENV_VAR",
+    "Backend",
+    "CHOICES",
+    "GPU_PACKAGES",
+    "choose_backend",
+    "configure_dask",
+    "current_backend",
+    "gpu_count",
+    "missing_gpu_packages",
+    "shuffle_method",
+    "to_pandas",
+]
+
 BACKEND_ENV_VAR = "COURSE_BACKEND"
 CHOICES = ("auto", "cpu", "gpu")
+NAMES = ("cpu", "gpu")
 GPU_PACKAGES = ("cudf", "dask_cudf", "dask_cuda")
-GPU_INSTALL_HINT = "pip install -r requirements-gpu.txt (cudf-cu12, dask-cudf-cu12, dask-cuda[cu12])"
 
 
 @dataclass(frozen=True)
@@ -31,37 +49,34 @@ class Backend:
         return "cudf" if self.name == "gpu" else "pandas"
 
 
-def gpu_count() -> int:
-    """NVIDIA GPUs visible to this process; 0 (never an exception) on machines without NVML."""
-    try:
-        from distributed.diagnostics.nvml import device_get_count
-
-        return int(device_get_count())
-    except Exception:
-        return 0
+# What the last ``configure_dask`` call set, so that ``current_backend`` can say why.
+_configured: Backend | None = None
 
 
 def missing_gpu_packages() -> list[str]:
-    return [name for name in GPU_PACKAGES if importlib.util.find_spec(name) is None]
+    """The GPU packages (cudf, dask_cudf, dask_cuda) that cannot be imported here."""
+    return [name for name in GPU_PACKAGES if not installed(name)]
 
 
 def choose_backend(requested: str | None = None, gpus: int | None = None) -> Backend:
     """Pick cpu or gpu from ``requested`` (else ``$COURSE_BACKEND``, else auto-detection).
 
-    Asking for ``gpu`` where it cannot run is an error, never a silent CPU run.
+    ``gpus`` defaults to the GPUs this process may use (``utils.machine.gpu_count``, which
+    honours ``CUDA_VISIBLE_DEVICES``). Asking for ``gpu`` where it cannot run is an error, never
+    a silent CPU run.
     """
     wanted = (requested or os.environ.get(BACKEND_ENV_VAR) or "auto").strip().lower()
     if wanted not in CHOICES:
         raise ValueError(f"{BACKEND_ENV_VAR} must be one of {', '.join(CHOICES)}, got {wanted!r}")
     gpus = gpu_count() if gpus is None else gpus
-    missing = missing_gpu_packages()
     if wanted == "cpu":
         return Backend("cpu", f"{BACKEND_ENV_VAR}=cpu was requested")
+    missing = missing_gpu_packages()
     if wanted == "gpu":
         if gpus == 0:
             raise ValueError(
-                f"{BACKEND_ENV_VAR}=gpu but no NVIDIA GPU is visible (NVML found none); "
-                f"unset it or set {BACKEND_ENV_VAR}=cpu"
+                f"{BACKEND_ENV_VAR}=gpu but no NVIDIA GPU is visible (NVML found none, or "
+                f"CUDA_VISIBLE_DEVICES hides them); unset it or set {BACKEND_ENV_VAR}=cpu"
             )
         if missing:
             raise ValueError(
@@ -75,15 +90,36 @@ def choose_backend(requested: str | None = None, gpus: int | None = None) -> Bac
     return Backend("cpu", "no NVIDIA GPU found")
 
 
-def configure_dask(backend: Backend) -> None:
-    """Set the global Dask options the backend needs (``dataframe.backend``, shuffle method).
+def shuffle_method(backend_name: str) -> str | None:
+    """The ``dataframe.shuffle.method`` for a backend: ``"tasks"`` on GPUs (P2P copies GPU
+    partitions through host memory), None on CPUs (Dask picks P2P under a distributed Client)."""
+    if backend_name not in NAMES:
+        raise ValueError(f"backend name must be one of {', '.join(NAMES)}, got {backend_name!r}")
+    return "tasks" if backend_name == "gpu" else None
 
-    On GPUs the tasks shuffle is used because P2P copies GPU partitions through host memory.
-    """
-    if backend.name == "gpu":
-        dask.config.set({"dataframe.backend": "cudf", "dataframe.shuffle.method": "tasks"})
-    else:
-        dask.config.set({"dataframe.backend": "pandas", "dataframe.shuffle.method": None})
+
+def configure_dask(backend: Backend) -> None:
+    """Set the global Dask options the backend needs (``dataframe.backend``, shuffle method) and
+    remember ``backend`` for ``current_backend``."""
+    global _configured
+    dask.config.set(
+        {
+            "dataframe.backend": backend.dataframe_library,
+            "dataframe.shuffle.method": shuffle_method(backend.name),
+        }
+    )
+    _configured = backend
+
+
+def current_backend() -> Backend:
+    """The backend Dask is configured for now: gpu when ``dataframe.backend`` is ``cudf``, else
+    cpu, with the reason recorded by the last ``start_client``/``configure_dask`` (when the
+    configuration has not been changed since)."""
+    library = dask.config.get("dataframe.backend", default="pandas")
+    name = "gpu" if library == "cudf" else "cpu"
+    if _configured is not None and _configured.name == name:
+        return _configured
+    return Backend(name, f"dataframe.backend is {library}")
 
 
 def to_pandas(obj: Any) -> Any:

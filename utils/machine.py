@@ -13,6 +13,7 @@ import platform
 from functools import cache
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 GPU_INSTALL_HINT = (
     "install the GPU stack: pip install -r requirements-gpu.txt -c constraints.txt "
@@ -34,7 +35,9 @@ _DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "rmm": ("rmm-cu12", "rmm-cu13", "rmm"),
     "pynvml": ("nvidia-ml-py", "pynvml"),
 }
-COURSE_PACKAGES = ("dask", "distributed", "pandas", "pyarrow", "numpy", "bokeh", "cudf", "dask_cudf", "dask_cuda", "cupy")
+COURSE_PACKAGES = (
+    "dask", "distributed", "pandas", "pyarrow", "numpy", "bokeh", "cudf", "dask_cudf", "dask_cuda", "cupy",
+)
 
 
 def cpu_count() -> int:
@@ -68,16 +71,16 @@ def _nvml_device_count() -> int:
 
 def visible_gpu_indices(physical: int, visible: str | None) -> list[str]:
     """Entries of ``CUDA_VISIBLE_DEVICES`` that name a device (all ``physical`` ones when unset),
-    read the way CUDA and dask-cuda read it: an empty value hides every GPU, and the list stops
-    at the first invalid entry."""
+    read the way CUDA and dask-cuda read it: an empty value hides every GPU, an entry is an index
+    below ``physical`` or a ``GPU-``/``MIG-`` UUID, and the list stops at the first invalid entry
+    (so the common ``CUDA_VISIBLE_DEVICES=-1`` hides every GPU)."""
     if visible is None:
         return [str(i) for i in range(physical)]
     entries: list[str] = []
     for raw in visible.split(","):
         entry = raw.strip()
-        if not entry:
-            break
-        if entry.isdigit() and int(entry) >= physical:
+        is_index = entry.isdigit() and int(entry) < physical
+        if not (is_index or entry.startswith(("GPU-", "MIG-"))):
             break
         entries.append(entry)
     return entries
@@ -114,3 +117,18 @@ def package_version(module: str) -> str | None:
 def course_packages() -> dict[str, str | None]:
     """Version of every library the course uses, None for those not installed."""
     return {name: package_version(name) for name in COURSE_PACKAGES}
+
+
+def hardware_label(client: Any) -> str:
+    """One line naming where a measurement ran, to print next to any timing table: the backend,
+    the cluster behind ``client`` and this (notebook) machine's CPU model and usable cores."""
+    from utils.cluster import describe  # lazy: utils.cluster imports this module
+
+    info = describe(client)
+    gpus = ", ".join(info["gpus"]) if info["gpus"] else "no GPU"
+    where = "external cluster" if info["external"] else "local cluster"
+    return (
+        f"{info['backend']} backend ({info['dataframe_library']}); {where} with {info['workers']} "
+        f"workers / {info['threads']} threads; GPUs: {gpus}; notebook machine: {cpu_name()}, "
+        f"{cpu_count()} CPU cores"
+    )

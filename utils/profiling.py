@@ -14,8 +14,6 @@ look at), so a notebook can *show* where time went, not just assert it.
 
 from __future__ import annotations
 
-import os
-import platform
 import time
 import zlib
 from collections.abc import Callable, Iterator
@@ -227,17 +225,3 @@ def time_call(function: Callable[[], T]) -> tuple[T, float]:
     result = function()
     return result, time.perf_counter() - start
 
-
-def hardware_label(client: Any) -> str:
-    """One line naming where a measurement ran, to print next to any timing table."""
-    from utils.cluster import describe
-
-    info = describe(client)
-    cpu = platform.processor() or platform.machine() or "unknown CPU"
-    gpus = ", ".join(info["gpus"]) if info["gpus"] else "no GPU"
-    where = "external cluster" if info["external"] else "local cluster"
-    return (
-        f"{info['backend']} backend ({info['dataframe_library']}); {where} with {info['workers']} "
-        f"workers / {info['threads']} threads; GPUs: {gpus}; notebook machine: {cpu}, "
-        f"{os.cpu_count()} CPU cores"
-    )
