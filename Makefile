@@ -44,5 +44,5 @@ gpu-check: $(STAMP)  ## run the course's GPU path and write reports/gpu-check.{m
 constraints:
 	$(BIN)/python -m pip freeze --exclude-editable | sed '1i # Full pin set of the CPU environment (pip freeze of requirements.txt on Python 3.11, Linux x86_64).\n# Regenerate with: make constraints' > constraints.txt
 
-clean-data:
-	rm -rf data/transactions-* data/.transactions-*
+clean-data:  ## delete generated datasets, temporaries and notebook scratch copies in $$COURSE_DATA_DIR (default data/)
+	cd "$${COURSE_DATA_DIR:-data}" 2>/dev/null || exit 0; rm -rf transactions-* .transactions-* scratch parquet-copy-*

@@ -4,30 +4,42 @@
 A dataset directory only ever appears complete: it is built under a hidden temporary name and
 renamed into place after its manifest is written, so an interrupted run leaves nothing that
 looks finished, and an existing dataset is replaced only once its successor is complete.
+The manifest lists every file with its size and SHA-256; a reused dataset is checked against the
+file list and sizes every time, and against the checksums on request (``--verify``).
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
+import errno
 import fcntl
+import hashlib
 import json
+import math
+import multiprocessing
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import closing, contextmanager, suppress
 from dataclasses import asdict, dataclass
 from multiprocessing import get_context
 from pathlib import Path
 
+import psutil
+import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
-from utils.dataset import MANIFEST_NAME, Dataset, default_data_dir
+from utils.dataset import MANIFEST_NAME, Dataset, default_data_dir, file_problems, human_bytes, sha256_file
 from utils.groundtruth import Totals, partial_totals
 from utils.scales import SCALES, resolve_scale
 from utils.transactions import SCHEMA, generate_partition
@@ -35,9 +47,22 @@ from utils.transactions import SCHEMA, generate_partition
 FORMATS = ("csv", "parquet")
 # Bytes per row on disk, measured on the `small` scale (CSV ~53 B, Parquet ~18 B), plus margin.
 BYTES_PER_ROW = {"csv": 60, "parquet": 22}
+# Peak memory of one process generating and writing one partition (both formats): a fixed part plus
+# a part per row and per customer. Measured in fresh processes (Linux x86_64, numpy 2.4, pyarrow 26):
+# a worker's own memory after imports and a warm-up partition is ~82 MB (psutil USS); on top of that,
+# the ru_maxrss peak grows by 28 / 77 / 128 / 221 / 736 MB for partitions of 50 k / 250 k / 500 k /
+# 1 M / 4 M rows (~180 B/row plus up to ~45 MB), and by 252 -> 467 MB for 1 M rows when customers go
+# from 1 M to 10 M (~25 B/customer). Rounded up for margin.
+PEAK_BYTES_FIXED = 140_000_000
+PEAK_BYTES_PER_ROW = 220
+PEAK_BYTES_PER_CUSTOMER = 40
 PARALLEL_FROM_ROWS = 1_000_000  # below this, starting processes costs more than it saves
 PROGRESS_FROM_ROWS = 2_000_000  # a progress bar for anything that takes more than a second
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: every file with its SHA-256 in the manifest
+# Exit code of a worker process that found itself re-importing a script without a __main__ guard.
+_REIMPORT_EXIT = 86
+_TMP_GLOB = ".transactions-*.tmp-*"
+_OLD_GLOB = ".transactions-*.old-*"
 
 
 @dataclass(frozen=True)
@@ -83,6 +108,62 @@ def estimated_bytes(params: Params) -> int:
     return params.rows * sum(BYTES_PER_ROW[f] for f in params.formats)
 
 
+def partition_peak_bytes(params: Params) -> int:
+    """Memory one process needs at its peak to generate and write one partition."""
+    rows = math.ceil(params.rows / params.partitions)
+    return PEAK_BYTES_FIXED + rows * PEAK_BYTES_PER_ROW + params.customers * PEAK_BYTES_PER_CUSTOMER
+
+
+def available_memory() -> int:
+    """Bytes this process may still allocate: the machine's available memory, lowered to the
+    container's limit (cgroup v2, as on Binder) when one is set."""
+    available = psutil.virtual_memory().available
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if limit != "max":
+            used = int(Path("/sys/fs/cgroup/memory.current").read_text())
+            available = min(available, max(0, int(limit) - used))
+    except (OSError, ValueError):
+        pass
+    return available
+
+
+def _check_workers(workers: int | None) -> None:
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+
+
+def _choose_workers(params: Params, workers: int | None) -> int:
+    """The requested number of processes, or by default one per core; either way refuse before
+    writing anything when the partitions being generated at once cannot fit in memory."""
+    peak, available = partition_peak_bytes(params), available_memory()
+    rows = math.ceil(params.rows / params.partitions)
+    if peak > available:
+        spare = available - PEAK_BYTES_FIXED - params.customers * PEAK_BYTES_PER_CUSTOMER
+        if spare >= 1000 * PEAK_BYTES_PER_ROW:
+            advice = f"use more --partitions (at least {math.ceil(params.rows / (spare // PEAK_BYTES_PER_ROW)):,})"
+        else:
+            advice = "free some memory (close other notebooks) or choose a smaller --scale"
+        raise ValueError(
+            f"a partition of {rows:,} rows needs about {human_bytes(peak)} of memory, "
+            f"{human_bytes(available)} available; {advice}"
+        )
+    fit = max(1, available // peak)
+    if workers is None:
+        if params.rows < PARALLEL_FROM_ROWS:
+            return 1
+        from utils.machine import cpu_count
+
+        return max(1, min(cpu_count(), params.partitions, fit))
+    if workers > fit:
+        raise ValueError(
+            f"{workers} workers generating partitions of {rows:,} rows at once need about "
+            f"{human_bytes(workers * peak)} of memory, {human_bytes(available)} available; "
+            f"use --workers {fit} or more --partitions"
+        )
+    return min(workers, params.partitions)
+
+
 def _unwritable(data_dir: Path, error: OSError) -> ValueError:
     return ValueError(
         f"cannot write to data directory {data_dir} ({error.strerror or error}); "
@@ -90,7 +171,7 @@ def _unwritable(data_dir: Path, error: OSError) -> ValueError:
     )
 
 
-def _check_writable_with_space(data_dir: Path, params: Params) -> None:
+def _check_writable(data_dir: Path) -> None:
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
         probe = data_dir / f".write-probe-{uuid.uuid4().hex}"
@@ -98,111 +179,247 @@ def _check_writable_with_space(data_dir: Path, params: Params) -> None:
         probe.unlink()
     except OSError as error:
         raise _unwritable(data_dir, error) from None
+
+
+def _check_space(data_dir: Path, params: Params) -> None:
     need, free = estimated_bytes(params), shutil.disk_usage(data_dir).free
     if need > free:
         raise ValueError(
             f"not enough free disk in {data_dir} for scale {params.scale!r}: needs about "
-            f"{need / 1e9:.1f} GB, {free / 1e9:.1f} GB free; choose a smaller --scale "
+            f"{human_bytes(need)}, {human_bytes(free)} free; choose a smaller --scale "
             "or another --data-dir"
         )
+
+
+# --- worker processes ---------------------------------------------------------------------------
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _worker_init(parent_pid: int) -> None:
+    """Runs first in every worker: die with the generator, leave Ctrl-C to it."""
+    # Ctrl-C in a terminal reaches the whole process group; the parent stops the pool itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        # The kernel kills this process the moment its parent dies, even by kill -9.
+        with suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:  # the parent died before the line above took effect
+        os._exit(1)
+
+    def exit_when_orphaned() -> None:  # every platform: the parent's pid is gone -> so are we
+        while os.getppid() == parent_pid:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=exit_when_orphaned, name="datagen-parent-watch", daemon=True).start()
+
+
+def _refuse_reimport_in_worker() -> None:
+    """A spawned worker re-imports the caller's ``__main__`` script; an unguarded script calls
+    ``ensure_dataset()`` again there, which would wait forever for the parent's lock. Exit at once
+    with a code the parent recognises and reports (see ``_pool_error``)."""
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise SystemExit(_REIMPORT_EXIT)
+
+
+def _write_buffer(path: Path, buffer: pa.Buffer) -> str:
+    """Write ``buffer`` to ``path`` and return its SHA-256 (hashed in memory, no re-read)."""
+    digest = hashlib.sha256(buffer).hexdigest()
+    with open(path, "wb") as handle:
+        handle.write(buffer)
+    return digest
+
+
+def _csv_bytes(table: pa.Table) -> pa.Buffer:
+    sink = pa.BufferOutputStream()
+    pa_csv.write_csv(table, sink, write_options=pa_csv.WriteOptions(quoting_style="needed"))
+    return sink.getvalue()
+
+
+def _parquet_bytes(table: pa.Table) -> pa.Buffer:
+    # Nanosecond timestamps: the resolution both pandas and cudf use by default.
+    table = table.set_column(2, "timestamp", table["timestamp"].cast("timestamp[ns]"))
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="snappy")
+    return sink.getvalue()
+
+
+_ENCODERS = {"csv": ("csv", _csv_bytes), "parquet": ("parquet", _parquet_bytes)}
 
 
 def _write_partition(directory: str, params: Params, index: int) -> dict:
     """Generate and write one partition; runs in a worker process."""
     part = generate_partition(params.seed, index, params.rows, params.partitions, params.customers)
-    files = {}
-    if "csv" in params.formats:
-        path = Path(directory) / "csv" / f"part-{index:05d}.csv"
-        pa_csv.write_csv(
-            part.table, path, write_options=pa_csv.WriteOptions(quoting_style="needed")
-        )
-        files["csv"] = path
-    if "parquet" in params.formats:
-        path = Path(directory) / "parquet" / f"part-{index:05d}.parquet"
-        # Nanosecond timestamps: the resolution both pandas and cudf use by default.
-        table = part.table.set_column(2, "timestamp", part.table["timestamp"].cast("timestamp[ns]"))
-        pq.write_table(table, path, compression="snappy")
-        files["parquet"] = path
+    files, sizes, digests = {}, {}, {}
+    for fmt in params.formats:
+        suffix, encode = _ENCODERS[fmt]
+        rel = f"{fmt}/part-{index:05d}.{suffix}"
+        buffer = encode(part.table)
+        digests[fmt] = _write_buffer(Path(directory) / rel, buffer)
+        files[fmt], sizes[fmt] = rel, buffer.size
+        del buffer
     return {
         "index": index,
         "rows": part.table.num_rows,
-        "files": {k: str(p.relative_to(directory)) for k, p in files.items()},
-        "bytes": {k: p.stat().st_size for k, p in files.items()},
+        "files": files,
+        "bytes": sizes,
+        "sha256": digests,
         "partial": partial_totals(part, params.customers),
     }
 
 
+@contextmanager
+def _pool(workers: int) -> Iterator[tuple[ProcessPoolExecutor, dict]]:
+    """A process pool whose workers die with this process; stopped at once (workers killed) when
+    the caller leaves with an exception, so no worker writes into a folder being removed."""
+    pool = ProcessPoolExecutor(
+        workers, mp_context=get_context("spawn"), initializer=_worker_init, initargs=(os.getpid(),)
+    )
+    processes: dict = {}
+    try:
+        yield pool, processes
+    except BaseException:
+        for process in list(processes.values()):
+            if process.is_alive():
+                process.kill()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
 def _run_partitions(directory: Path, params: Params, workers: int, progress: bool) -> Iterator[dict]:
+    bar = {
+        "total": params.partitions,
+        "desc": f"generating {params.scale} ({params.rows:,} rows)",
+        "unit": "part",
+        "disable": not progress,
+        "file": sys.stdout,
+    }
     indices = range(params.partitions)
     if workers <= 1:
-        results: Iterable[dict] = (_write_partition(str(directory), params, i) for i in indices)
-        pool = None
-    else:
-        pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"))
-        results = pool.map(_write_partition, [str(directory)] * len(indices), [params] * len(indices), indices)
-    try:
-        yield from tqdm(
-            results,
-            total=params.partitions,
-            desc=f"generating {params.scale} ({params.rows:,} rows)",
-            unit="part",
-            disable=not progress,
-            file=sys.stdout,
-        )
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+        yield from tqdm((_write_partition(str(directory), params, i) for i in indices), **bar)
+        return
+    with _pool(workers) as (pool, processes):
+        try:
+            results = pool.map(_write_partition, [str(directory)] * len(indices), [params] * len(indices), indices)
+            # The worker Process objects, kept to stop them and to read their exit codes if one dies
+            # (a private attribute, stable since Python 3.3; without it errors are only less specific).
+            processes.update(getattr(pool, "_processes", None) or {})
+            yield from tqdm(results, **bar)
+        except BrokenProcessPool:
+            processes.update(getattr(pool, "_processes", None) or {})
+            for process in processes.values():
+                process.join(timeout=5)
+            raise _pool_error([p.exitcode for p in processes.values()], params) from None
 
+
+def _pool_error(exit_codes: list[int | None], params: Params) -> ValueError:
+    if _REIMPORT_EXIT in exit_codes:
+        main = getattr(sys.modules.get("__main__"), "__file__", None) or "your script"
+        return ValueError(
+            f"ensure_dataset() ran again inside a generator worker, which re-imports {main}; "
+            'put the script\'s code under `if __name__ == "__main__":` (README, Troubleshooting)'
+        )
+    killed = sorted({-code for code in exit_codes if code is not None and code < 0})
+    how = f"was killed by signal {', '.join(map(str, killed))}" if killed else "died"
+    return ValueError(
+        f"a generator worker process {how} (out of memory?); partitions of "
+        f"{math.ceil(params.rows / params.partitions):,} rows need about "
+        f"{human_bytes(partition_peak_bytes(params))} each: try fewer --workers or more --partitions"
+    )
+
+
+# --- completeness, stale leftovers, publishing --------------------------------------------------
 
 def _is_complete(directory: Path, params: Params | None = None) -> bool:
-    """True when the manifest exists, matches ``params`` (if given) and every file is there."""
+    """True when the manifest exists, matches ``params`` (if given) and the directory holds exactly
+    the files it lists, at their recorded sizes (checksums: ``Dataset.verify()``)."""
     try:
         manifest = json.loads((directory / MANIFEST_NAME).read_text())
     except (OSError, ValueError):
         return False
+    stored = dict(manifest.get("params", {}))
+    if stored.pop("format_version", None) != FORMAT_VERSION:
+        return False
     if params is not None:
-        stored = dict(manifest.get("params", {}))
-        if stored.get("format_version", FORMAT_VERSION) != FORMAT_VERSION:
-            return False
         stored_formats = set(stored.pop("formats", []))
         wanted = asdict(params)
         wanted_formats = set(wanted.pop("formats"))
-        stored.pop("format_version", None)
         if stored != wanted or not wanted_formats <= stored_formats:
             return False
-    for part in manifest.get("partitions", []):
-        for fmt, rel in part["files"].items():
-            path = directory / rel
-            if not path.is_file() or path.stat().st_size != part["bytes"][fmt]:
-                return False
-    return True
-
-
-def _remove_stale_temporaries(data_dir: Path, name: str) -> None:
-    """Delete temporary trees left by generators that no longer run (killed, power cut)."""
-    for tmp in data_dir.glob(f".{name}.tmp-*"):
-        pid = tmp.name.rsplit("-", 2)[-2]
-        if pid.isdigit() and not _process_alive(int(pid)):
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _process_alive(pid: int) -> bool:
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return not file_problems(directory, manifest, checksums=False)
+    except (OSError, KeyError, TypeError):
         return False
-    except PermissionError:
+
+
+def _tmp_owner(path: Path) -> int | None:
+    """The pid in ``.transactions-<scale>.tmp-<pid>-<hex>`` (or ``.old-<pid>-<hex>``)."""
+    pid = path.name.rsplit("-", 2)[-2]
+    return int(pid) if pid.isdigit() else None
+
+
+def _process_alive(pid: int, since: float | None = None) -> bool:
+    """Whether ``pid`` runs and, given ``since`` (a time the owner's folder existed at), started
+    no later than that: a recycled pid of a younger process does not keep a dead run's folder."""
+    try:
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return since is None or process.create_time() <= since + 1
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.AccessDenied:
         return True
-    return True
+
+
+def remove_stale_temporaries(data_dir: Path) -> int:
+    """Delete the temporary and half-swapped trees that dead generators left in ``data_dir`` (killed,
+    power cut); those of running generators stay. Returns the bytes freed."""
+    freed = 0
+    for tmp in [*data_dir.glob(_TMP_GLOB), *data_dir.glob(_OLD_GLOB)]:
+        pid = _tmp_owner(tmp)
+        try:
+            since = tmp.stat().st_mtime
+        except OSError:
+            continue
+        if pid is None or pid == os.getpid() or _process_alive(pid, since):
+            continue
+        size = sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file())
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not tmp.exists():
+            freed += size
+    return freed
+
+
+def _as_one_line(error: BaseException, target: Path, params: Params) -> BaseException:
+    """Environment failures during generation as a one-line ``ValueError`` (the CLI prints it and
+    exits 2); anything else is a bug and keeps its traceback."""
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return ValueError(
+            f"the disk filled up while writing {target.name} in {target.parent} (needs about "
+            f"{human_bytes(estimated_bytes(params))}); nothing was kept: free some space, choose a "
+            "smaller --scale or another --data-dir"
+        )
+    if isinstance(error, OSError):
+        return ValueError(f"cannot write {target.name} in {target.parent}: {error.strerror or error}; nothing was kept")
+    if isinstance(error, MemoryError):
+        return ValueError(
+            f"out of memory generating partitions of {math.ceil(params.rows / params.partitions):,} rows; "
+            "nothing was kept: use more --partitions or fewer --workers"
+        )
+    return error
 
 
 def generate(params: Params, target: Path, workers: int | None = None, progress: bool | None = None) -> Dataset:
     """Build the dataset in a temporary directory next to ``target`` and publish it atomically."""
+    _check_workers(workers)
     data_dir = target.parent
-    _check_writable_with_space(data_dir, params)
-    _remove_stale_temporaries(data_dir, target.name)
-    if workers is None:
-        workers = 1 if params.rows < PARALLEL_FROM_ROWS else min(os.cpu_count() or 1, params.partitions)
+    _check_writable(data_dir)
+    remove_stale_temporaries(data_dir)  # before measuring free space: a dead run's files count
+    _check_space(data_dir, params)
+    workers = _choose_workers(params, workers)
     if progress is None:
         progress = params.rows >= PROGRESS_FROM_ROWS
     tmp = data_dir / f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -211,25 +428,39 @@ def generate(params: Params, target: Path, workers: int | None = None, progress:
         for fmt in params.formats:
             (tmp / fmt).mkdir(parents=True)
         totals, parts = Totals(params.customers), []
-        for result in _run_partitions(tmp, params, workers, progress):
-            totals.add(result.pop("partial"))
-            parts.append(result)
+        with closing(_run_partitions(tmp, params, workers, progress)) as results:
+            for result in results:
+                totals.add(result.pop("partial"))
+                parts.append(result)
         answers = totals.write(tmp / "ground_truth")
+        files = {
+            rel: {"bytes": part["bytes"][fmt], "sha256": part["sha256"][fmt]}
+            for part in parts
+            for fmt, rel in part["files"].items()
+        }
+        for part in parts:
+            del part["sha256"]
+        for path in sorted((tmp / "ground_truth").iterdir()):
+            files[path.relative_to(tmp).as_posix()] = {"bytes": path.stat().st_size, "sha256": sha256_file(path)}
         manifest = {
             "params": {**asdict(params), "format_version": FORMAT_VERSION},
             "rows": sum(p["rows"] for p in parts),
             "schema": {field.name: str(field.type) for field in SCHEMA},
             "csv_read_note": "parse `timestamp` as a date; amounts have 2 decimals",
             "partitions": sorted(parts, key=lambda p: p["index"]),
+            "files": dict(sorted(files.items())),
             "ground_truth": answers,
             "generated_seconds": round(time.perf_counter() - started, 3),
             "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         (tmp / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1))
         _publish(tmp, target)
-    except BaseException:
+    except BaseException as error:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        converted = _as_one_line(error, target, params)
+        if converted is error:
+            raise
+        raise converted from None
     return Dataset(target)
 
 
@@ -237,7 +468,7 @@ def _publish(tmp: Path, target: Path) -> None:
     """Swap ``tmp`` in for ``target``; the old copy goes only after the new one is in place."""
     old = None
     if target.exists():
-        old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
+        old = target.with_name(f".{target.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}")
         target.rename(old)
     tmp.rename(target)
     if old is not None:
@@ -255,7 +486,9 @@ def ensure_dataset(
 ) -> Dataset:
     """Return the dataset for ``scale`` (default: ``$COURSE_SCALE``, else ``small``), generating
     it only when it is missing, incomplete or made with other parameters."""
+    _refuse_reimport_in_worker()
     params = make_params(scale, **overrides)
+    _check_workers(workers)
     target = Path(data_dir) if data_dir is not None else default_data_dir()
     target = target / f"transactions-{params.scale}"
     if not force and _is_complete(target, params):
@@ -284,8 +517,27 @@ def _generation_lock(target: Path) -> Iterator[None]:
         os.close(handle)  # closing releases the lock
 
 
+# --- command line -------------------------------------------------------------------------------
+
+class _OneLineParser(argparse.ArgumentParser):
+    """Bad arguments: one ``error: ...`` line and exit 2, without the usage block."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {message}\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = _OneLineParser(
         prog="python -m utils.datagen",
         description="Generate synthetic customer transactions (CSV + Parquet) and their exact ground truth.",
     )
@@ -293,18 +545,78 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--rows", type=int, help="override the preset's row count")
     parser.add_argument("--partitions", type=int, help="override the preset's partition count")
     parser.add_argument("--customers", type=int, help="override the preset's customer count")
-    parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--formats", default="csv,parquet", help="comma-separated: csv,parquet")
-    parser.add_argument("--data-dir", type=Path, help="parent directory (default: $COURSE_DATA_DIR or data/)")
-    parser.add_argument("--workers", type=int, help="processes (default: one per core)")
+    parser.add_argument("--seed", type=int, help="random seed (default: 42)")
+    parser.add_argument("--formats", help="comma-separated: csv,parquet (default: both)")
+    parser.add_argument(
+        "--data-dir", type=Path,
+        help="parent directory (default: $COURSE_DATA_DIR, relative to the repository root, or data/)",
+    )
+    parser.add_argument("--workers", type=_positive_int, help="processes (default: one per core)")
     parser.add_argument("--force", action="store_true", help="regenerate even if a complete copy exists")
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--verify", action="store_true",
+        help="check the existing dataset's files against the manifest's checksums; generate nothing",
+    )
+    args = parser.parse_args(argv)
+    if args.verify:
+        extra = [f"--{name}" for name in ("rows", "partitions", "customers", "seed", "formats", "workers")
+                 if getattr(args, name) is not None] + (["--force"] if args.force else [])
+        if extra:
+            parser.error(f"--verify takes only --scale and --data-dir, not {' '.join(extra)}")
+    return args
+
+
+def _verify(args: argparse.Namespace) -> int:
+    scale = resolve_scale(args.scale).name
+    parent = args.data_dir if args.data_dir is not None else default_data_dir()
+    path = parent / f"transactions-{scale}"
+    generate_cmd = f"python -m utils.datagen --scale {scale}" + (
+        f" --data-dir {args.data_dir}" if args.data_dir is not None else ""
+    )
+    try:
+        dataset = Dataset(path)
+        if dataset.manifest.get("params", {}).get("format_version") != FORMAT_VERSION:
+            print(
+                f"error: {path} was made by an older generator (no checksums to verify); "
+                f"regenerate with `{dataset.regenerate_command}`",
+                file=sys.stderr,
+            )
+            return 2
+        problems = dataset.verify()
+    except (ValueError, OSError, KeyError, TypeError):
+        print(f"error: no complete dataset in {path}; generate it with `{generate_cmd}`", file=sys.stderr)
+        return 2
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        print(
+            f"error: {path.name}/{problems[0]}{more}: the data files were changed after generation; "
+            f"regenerate with `{dataset.regenerate_command}`",
+            file=sys.stderr,
+        )
+        return 2
+    files = dataset.manifest["files"]
+    total = sum(entry["bytes"] for entry in files.values())
+    print(f"ok: all {len(files)} files of {path} match their checksums ({human_bytes(total)})")
+    return 0
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: the same cleanup runs."""
+
+
+def _raise_terminated(signum, frame):
+    raise _Terminated()
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(argv)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise_terminated)
     try:
+        if args.verify:
+            return _verify(args)
         started = time.perf_counter()
+        formats = FORMATS if args.formats is None else [f.strip() for f in args.formats.split(",") if f.strip()]
         dataset = ensure_dataset(
             args.scale,
             args.data_dir,
@@ -313,12 +625,19 @@ def main(argv: list[str] | None = None) -> int:
             rows=args.rows,
             partitions=args.partitions,
             customers=args.customers,
-            seed=args.seed,
-            formats=[f.strip() for f in args.formats.split(",") if f.strip()],
+            seed=42 if args.seed is None else args.seed,
+            formats=formats,
         )
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as interrupt:
+        terminated = isinstance(interrupt, _Terminated)
+        print(
+            f"error: {'terminated (SIGTERM)' if terminated else 'interrupted'}; nothing half-written was kept",
+            file=sys.stderr,
+        )
+        return 128 + (signal.SIGTERM if terminated else signal.SIGINT)
     elapsed = time.perf_counter() - started
     print(f"{dataset.rows:,} rows ready in {dataset.path} ({elapsed:.1f} s)")
     return 0

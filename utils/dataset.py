@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from functools import cached_property
@@ -11,6 +12,8 @@ import pandas as pd
 
 MANIFEST_NAME = "manifest.json"
 DATA_DIR_ENV_VAR = "COURSE_DATA_DIR"
+SCRATCH_NAME = "scratch"
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 # Keyword arguments that pandas.read_csv and cudf.read_csv both accept with the same meaning,
 # so the same `dd.read_csv(ds.csv_glob, **ds.csv_kwargs)` works on either backend.
@@ -24,9 +27,54 @@ CSV_DTYPES = {
 
 
 def default_data_dir() -> Path:
-    """``$COURSE_DATA_DIR``, else the repository's ``data/`` folder (git-ignored)."""
+    """``$COURSE_DATA_DIR``, else the repository's ``data/`` folder (git-ignored).
+
+    A relative ``$COURSE_DATA_DIR`` is taken relative to the repository root (the folder with
+    ``pyproject.toml``), not to the current directory: notebooks run in ``notebooks/`` and the CLI
+    in the root, and both must find the same data."""
     env = os.environ.get(DATA_DIR_ENV_VAR)
-    return Path(env) if env else Path(__file__).resolve().parents[1] / "data"
+    if not env:
+        return REPO_ROOT / "data"
+    path = Path(env).expanduser()
+    return path if path.is_absolute() else Path(os.path.normpath(REPO_ROOT / path))
+
+
+def sha256_file(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def human_bytes(n: float) -> str:
+    """``1.6 MB``, ``740 kB``, ``12.3 GB``: a unit that fits the number (decimal, like ``df -H``)."""
+    for unit in ("B", "kB", "MB", "GB"):
+        if abs(n) < 1000:
+            return f"{n:.0f} {unit}" if unit == "B" or abs(n) >= 100 else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:,.1f} TB"
+
+
+def file_problems(directory: Path, manifest: dict, checksums: bool) -> list[str]:
+    """What differs between ``directory`` and the files its manifest lists: missing, extra, resized
+    and (with ``checksums``) changed files, one short phrase each; empty when they agree."""
+    listed = manifest.get("files")
+    if not isinstance(listed, dict) or not listed:
+        return [f"{MANIFEST_NAME} lists no file checksums (written by an older generator)"]
+    on_disk = {
+        p.relative_to(directory).as_posix()
+        for p in directory.rglob("*")
+        if p.is_file() and p.name != MANIFEST_NAME
+    }
+    problems = [f"{rel}: not part of the dataset (extra file)" for rel in sorted(on_disk - set(listed))]
+    for rel, entry in sorted(listed.items()):
+        if rel not in on_disk:
+            problems.append(f"{rel}: missing")
+            continue
+        size = (directory / rel).stat().st_size
+        if size != entry["bytes"]:
+            problems.append(f"{rel}: size changed ({entry['bytes']:,} -> {size:,} bytes)")
+        elif checksums and sha256_file(directory / rel) != entry["sha256"]:
+            problems.append(f"{rel}: content changed (checksum differs)")
+    return problems
 
 
 class Dataset:
@@ -59,14 +107,24 @@ class Dataset:
     def partitions(self) -> int:
         return len(self.manifest["partitions"])
 
+    def _part_files(self, fmt: str) -> list[Path]:
+        parts = sorted(self.manifest["partitions"], key=lambda p: p["index"])
+        return [self.path / p["files"][fmt] for p in parts if fmt in p["files"]]
+
+    @property
+    def csv_files(self) -> list[Path]:
+        """The CSV part files the manifest lists, in partition order."""
+        return self._part_files("csv")
+
+    @property
+    def parquet_files(self) -> list[Path]:
+        """The Parquet part files the manifest lists, in partition order."""
+        return self._part_files("parquet")
+
     @property
     def csv_glob(self) -> str:
         """All CSV part files, as the glob string ``dd.read_csv`` takes."""
         return str(self.path / "csv" / "*.csv")
-
-    @property
-    def csv_files(self) -> list[Path]:
-        return sorted((self.path / "csv").glob("*.csv"))
 
     @property
     def parquet_dir(self) -> str:
@@ -79,6 +137,44 @@ class Dataset:
 
     def size_bytes(self, fmt: str) -> int:
         return sum(p["bytes"].get(fmt, 0) for p in self.manifest["partitions"])
+
+    @property
+    def scratch_dir(self) -> Path:
+        """``<data dir>/scratch``: the one place notebooks write throw-away copies (created on
+        access; ``make clean-data`` removes it). Overwrite a fixed subfolder rather than adding new ones."""
+        scratch = self.path.parent / SCRATCH_NAME
+        scratch.mkdir(parents=True, exist_ok=True)
+        return scratch
+
+    # --- integrity ----------------------------------------------------------------------------
+
+    def verify(self, checksums: bool = True) -> list[str]:
+        """Problems with the files (missing, extra, resized, changed content), one phrase each such
+        as ``"csv/part-00001.csv: content changed (checksum differs)"``; empty when every file is
+        exactly as generated. ``checksums=False`` checks only the file list and sizes (instant)."""
+        return file_problems(self.path, self.manifest, checksums)
+
+    @property
+    def regenerate_command(self) -> str:
+        """The shell command that rebuilds this dataset from scratch."""
+        params = self.manifest["params"]
+        command = f"python -m utils.datagen --scale {params['scale']}"
+        try:
+            from utils.scales import SCALES
+
+            preset = SCALES[params["scale"]]
+            for name in ("rows", "partitions", "customers"):
+                if params.get(name) != getattr(preset, name):
+                    command += f" --{name} {params[name]}"
+        except KeyError:
+            pass
+        if params.get("seed", 42) != 42:
+            command += f" --seed {params['seed']}"
+        if sorted(params.get("formats", ())) != ["csv", "parquet"]:
+            command += f" --formats {','.join(params['formats'])}"
+        if self.path.parent.resolve() != default_data_dir().resolve():
+            command += f" --data-dir {self.path.parent}"
+        return command + " --force"
 
     # --- ground truth (exact, integer cents, computed without Dask) ---------------------------
 
