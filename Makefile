@@ -6,11 +6,13 @@ STAMP  := $(VENV)/.installed
 export COURSE_SCALE ?= small
 # JupyterLab refuses to start as root (common in containers) unless told it may.
 LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
+# The URL JupyterLab prints (and opens, where a browser exists) lands on this notebook.
+FIRST_NOTEBOOK := notebooks/00_environment_check.ipynb
 
 .PHONY: lab test data venv lint format-notebooks constraints benchmark gpu-check clean-data
 
 lab: $(STAMP) data  ## set up, generate the default data, start JupyterLab on the course
-	$(BIN)/jupyter lab $(LAB_ROOT) --no-browser --notebook-dir=. notebooks/00_environment_check.ipynb
+	$(BIN)/jupyter lab $(LAB_ROOT) --notebook-dir=. --LabApp.default_url=/lab/tree/$(FIRST_NOTEBOOK)
 
 test: $(STAMP)  ## the whole test suite: unit tests, template checks, every notebook under nbval (tiny scale)
 	COURSE_SCALE=tiny $(BIN)/python -m pytest
@@ -30,10 +32,10 @@ data: $(STAMP)  ## generate the dataset for $$COURSE_SCALE (default: small, 10 M
 	$(BIN)/python -m utils.datagen --scale $(COURSE_SCALE)
 
 lint: $(STAMP)
-	$(BIN)/ruff check utils tests benchmarks notebooks
+	$(BIN)/ruff check utils tools tests benchmarks notebooks
 
 format-notebooks: $(STAMP)  ## strip unchecked outputs and check the template
-	$(BIN)/python -m utils.notebook_format --fix notebooks/*.ipynb
+	$(BIN)/python -m tools.notebook_format --fix notebooks/*.ipynb
 
 benchmark: $(STAMP)  ## measure data generation speed (10 M rows, CSV and Parquet)
 	$(BIN)/python benchmarks/datagen_speed.py

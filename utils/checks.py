@@ -3,11 +3,18 @@
 Each check prints one confirmation line when the answer is right and raises ``CheckFailed`` with
 a message saying *what* differs when it is wrong. Floats are compared with a tolerance
 (default: half a cent absolute plus a 1e-9 relative term), never with ``==``.
+
+Notebooks call checks through ``grade("name", check, ...)``, which reads the learner's variable
+itself: an exercise nobody has attempted yet prints "not attempted yet" instead of a
+``NameError``, so Run All goes on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,6 +29,58 @@ DEFAULT_RTOL = 1e-9
 
 class CheckFailed(AssertionError):
     """The learner's answer differs from the ground truth; the message says how."""
+
+
+NOT_ATTEMPTED = "not attempted yet"
+
+
+def grade(names: str, check: Callable[..., None], *args: Any, **kwargs: Any) -> None:
+    """Grade the learner's variables ``names`` (comma-separated) with ``check(*values, *args)``.
+
+    The variables are read from the calling cell's namespace, so a learner who has not written
+    an answer gets one line saying what to define, and Run All continues. When the check fails
+    on a dataset that was changed after generation, the message blames the data, not the answer.
+    """
+    wanted = [name.strip() for name in names.split(",")]
+    namespace = inspect.currentframe().f_back.f_globals
+    missing = [name for name in wanted if namespace.get(name, ...) is ...]
+    if missing:
+        shown = ", ".join(f"`{name}`" for name in missing)
+        print(f"{NOT_ATTEMPTED}: define {shown} in the exercise cell above, then run this cell again")
+        return
+    try:
+        check(*(namespace[name] for name in wanted), *args, **kwargs)
+    except CheckFailed as failure:
+        _blame_changed_data(failure, [*args, *kwargs.values()])
+        raise
+
+
+def _blame_changed_data(failure: CheckFailed, arguments: list[Any]) -> None:
+    """Re-raise ``failure`` as a data problem when a dataset's files no longer match their checksums."""
+    for dataset in arguments:
+        if isinstance(dataset, Dataset):
+            problems = dataset.verify()
+            if problems:
+                raise CheckFailed(
+                    f"the data files were changed after generation ({problems[0]}), so the answer cannot "
+                    f"be checked; regenerate them with `python -m utils.datagen --scale {dataset.scale} --force`"
+                ) from failure
+
+
+def _show_failure_briefly(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: Any = None) -> list[str]:
+    """IPython handler: a failed check is one red line with what differs, not a traceback."""
+    print(f"✗ {value}", file=sys.stderr)
+    return []
+
+
+def _install_notebook_display() -> None:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None and hasattr(shell, "set_custom_exc"):
+        shell.set_custom_exc((CheckFailed,), _show_failure_briefly)
 
 
 def _as_series(result: Any, what: str, value_column: str | None = None) -> pd.Series:
@@ -164,3 +223,183 @@ def check_filtered_mean(value: Any, dataset: Dataset) -> None:
 
 def check_total_sales(value: Any, dataset: Dataset) -> None:
     check_scalar(value, dataset.answers["total_cents"] / 100.0, "total sales", atol=0.005)
+
+
+
+# --- checks on clusters, futures, task streams and plans (facts read from Dask itself) --------
+
+
+CLUSTER_FACTS = ("workers", "threads_per_worker", "memory_limit_gib")
+
+
+def _workers(client: Any) -> list[dict[str, Any]]:
+    return list(client.scheduler_info(n_workers=-1)["workers"].values())
+
+
+def check_cluster_facts(answer: Any, client: Any) -> None:
+    """A dict of ``workers``, ``threads_per_worker`` and ``memory_limit_gib`` (per worker) that
+    must describe the cluster behind ``client``, as its scheduler reports it."""
+    what = "cluster facts"
+    if not isinstance(answer, dict):
+        raise CheckFailed(f"{what}: expected a dict with keys {list(CLUSTER_FACTS)}, got {type(answer).__name__}")
+    missing = [key for key in CLUSTER_FACTS if key not in answer]
+    if missing:
+        raise CheckFailed(f"{what}: your dict lacks {missing}")
+    workers = _workers(client)
+    threads = {w["nthreads"] for w in workers}
+    memory = {round(w["memory_limit"] / 2**30, 3) for w in workers}
+    expected = {
+        "workers": len(workers),
+        "threads_per_worker": threads.pop() if len(threads) == 1 else sorted(threads),
+        "memory_limit_gib": memory.pop() if len(memory) == 1 else sorted(memory),
+    }
+    for key in CLUSTER_FACTS:
+        got, want = answer[key], expected[key]
+        try:
+            close = np.isclose(float(got), float(want), rtol=0, atol=0.01)
+        except (TypeError, ValueError):
+            raise CheckFailed(f"{what}: {key} should be a number, got {got!r}") from None
+        if not close:
+            raise CheckFailed(f"{what}: {key} is {got!r} in your dict, but the scheduler reports {want!r}")
+    _passed(f"✓ {what}: {expected['workers']} workers × {expected['threads_per_worker']} threads, "
+            f"{expected['memory_limit_gib']} GiB each — as the scheduler reports")
+
+
+def check_cubes(cubes: Any, cubes_per_worker: Any, cube_total: Any, client: Any, n: int = 1000) -> None:
+    """Futures of x**3 for x in range(n), computed through ``client``; where they live; their sum."""
+    what = "cubes on the cluster"
+    if not isinstance(cubes, list) or len(cubes) != n or not all(hasattr(f, "key") for f in cubes):
+        raise CheckFailed(f"{what}: `cubes` should be the list of {n} futures that client.map returns")
+    foreign = [f for f in cubes if f.client.scheduler.address != client.scheduler.address]
+    if foreign:
+        raise CheckFailed(f"{what}: {len(foreign)} futures were computed on another cluster; "
+                          f"use the client you were given ({client.scheduler.address})")
+    values = client.gather(cubes)
+    wrong = [x for x, value in enumerate(values) if value != x**3]
+    if wrong:
+        raise CheckFailed(f"{what}: futures {_examples(wrong)} do not hold x**3 of their input")
+    check_scalar(cube_total, (n * (n - 1) // 2) ** 2, f"sum of cubes of 0..{n - 1}", atol=0)
+    # Results only gain copies (the worker that ran sum fetched them), so each worker must hold
+    # at least as many cubes as the learner counted for it, and the counts must add up to n.
+    held: dict[str, int] = {}
+    for holders in client.who_has(cubes).values():
+        for worker in holders:
+            held[worker] = held.get(worker, 0) + 1
+    yours = _as_series(cubes_per_worker, "cubes per worker")
+    strangers = [w for w in yours.index if w not in held]
+    if strangers:
+        raise CheckFailed(f"{what}: `cubes_per_worker` names workers that hold none of your cubes: "
+                          f"{_examples(strangers)}; count with client.who_has(cubes)")
+    too_many = [w for w in yours.index if yours[w] > held[w]]
+    if too_many:
+        worker = too_many[0]
+        raise CheckFailed(f"{what}: you counted {yours[worker]} cubes on {worker}, which holds {held[worker]}")
+    check_scalar(yours.sum(), n, "cubes counted over all workers", atol=0)
+    _passed(f"✓ {what}: {n} cubes on {len(yours)} workers, as the cluster reports")
+
+
+def _records(task_stream: Any) -> list[dict[str, Any]]:
+    """The records of a ``get_task_stream`` context (``ts``) or its ``ts.data`` list."""
+    records = getattr(task_stream, "data", task_stream)
+    if not isinstance(records, list):
+        raise CheckFailed("expected the object of `with get_task_stream(client=client) as ts:` (or ts.data)")
+    return records
+
+
+def compute_intervals_per_prefix(task_stream: Any) -> pd.Series:
+    """How many ``compute`` intervals each task prefix has in a recorded task stream."""
+    from dask.utils import key_split
+
+    counts: dict[str, int] = {}
+    for record in _records(task_stream):
+        for interval in record.get("startstops", ()):
+            if interval["action"] == "compute":
+                prefix = key_split(record["key"])
+                counts[prefix] = counts.get(prefix, 0) + 1
+    return pd.Series(counts, dtype="int64").rename_axis("prefix").sort_index()
+
+
+def _read_prefixes(task_stream: Any) -> pd.Series:
+    counts = compute_intervals_per_prefix(task_stream)
+    return counts[counts.index.str.contains("read")]
+
+
+def check_tasks_per_prefix(answer: Any, task_stream: Any) -> None:
+    """``compute`` intervals per task prefix of a recorded task stream (a Series indexed by prefix)."""
+    expected = compute_intervals_per_prefix(task_stream).astype(float)
+    yours = _as_series(answer, "compute intervals per prefix").astype(float)
+    _passed(compare_series(yours, expected, "compute intervals per task prefix", "prefix", atol=0))
+
+
+def check_one_pass(sales_total: Any, n_over_100: Any, task_stream: Any, dataset: Dataset, partitions: int) -> None:
+    """Total sales and the count of sales over $100, computed from one read of every partition."""
+    check_total_sales(sales_total, dataset)
+    check_scalar(n_over_100, dataset.answers["over_100_count"], "transactions over $100", rtol=0, atol=0.5)
+    reads = int(_read_prefixes(task_stream).sum())
+    if reads == 0:
+        raise CheckFailed("one pass: no read tasks were recorded; compute inside the "
+                          "`with get_task_stream(client=client) as one_pass_ts:` block")
+    if reads != partitions:
+        raise CheckFailed(f"one pass: {reads} read tasks for {partitions} CSV partitions, so the files were read "
+                          f"{reads / partitions:.3g} times; compute both results with one dask.compute(...) call")
+    _passed(f"✓ one pass: {reads} read tasks for {partitions} partitions — every partition read once")
+
+
+def check_split_out_choice(choice: Any, runs: pd.DataFrame, result_bytes: int, client: Any) -> None:
+    """The ``split_out`` the measurements support: the fewest tasks while the result fits easily
+    (under a tenth of the smallest worker's memory limit) in one output partition, else > 1."""
+    what = "your split_out choice"
+    if isinstance(choice, bool) or not isinstance(choice, int | np.integer) or choice < 1:
+        raise CheckFailed(f"{what}: split_out must be a whole number >= 1, got {choice!r}")
+    measured = list(runs.index)
+    if choice not in measured:
+        raise CheckFailed(f"{what}: you measured split_out in {measured}; choose one of them")
+    smallest = min(w["memory_limit"] for w in _workers(client))
+    fits = result_bytes * 10 <= smallest
+    if fits:
+        fewest = int(runs["tasks"].idxmin())
+        if choice != fewest:
+            raise CheckFailed(
+                f"{what}: split_out={choice} runs {int(runs.loc[choice, 'tasks'])} tasks against "
+                f"{int(runs.loc[fewest, 'tasks'])} for split_out={fewest}, and the result "
+                f"({result_bytes / 1e3:,.0f} kB) fits easily in one worker ({smallest / 2**30:.1f} GiB): "
+                "the extra partitions buy nothing"
+            )
+        reason = f"the result ({result_bytes / 1e3:,.0f} kB) fits in one worker and needs the fewest tasks"
+    else:
+        if choice == 1:
+            raise CheckFailed(f"{what}: the result ({result_bytes / 1e6:,.0f} MB) is over a tenth of a worker's "
+                              f"memory ({smallest / 1e6:,.0f} MB); spread it with split_out > 1")
+        reason = "the result is too big for one worker"
+    _passed(f"✓ {what}: split_out={choice} — {reason}")
+
+
+def check_fast_pipeline(pipeline: Any, client: Any, dataset: Dataset) -> None:
+    """Run the learner's ``fast_pipeline()`` under a task stream: exact per-category totals, Parquet
+    only, each Parquet file read at most once, the files' own partitions (no repartition)."""
+    from distributed import get_task_stream
+
+    from utils.profiling import time_call
+
+    what = "fast_pipeline"
+    if not callable(pipeline):
+        raise CheckFailed(f"{what}: define a function `fast_pipeline()` that returns the totals")
+    with get_task_stream(client=client) as recorded:
+        result, seconds = time_call(pipeline)
+    check_grouped(result, dataset, "product_category")
+    counts = compute_intervals_per_prefix(recorded)
+    reads = counts[counts.index.str.contains("read")]
+    csv_reads = int(reads[reads.index.str.contains("csv")].sum())
+    if csv_reads:
+        raise CheckFailed(f"{what}: still {csv_reads} CSV read tasks; read Parquet with only the columns you need")
+    files = len(list(Path(dataset.parquet_dir).glob("*.parquet")))
+    if int(reads.sum()) > files:
+        raise CheckFailed(f"{what}: {int(reads.sum())} Parquet read tasks for {files} files, so the data was read "
+                          f"more than once; one groupby().sum() computes every category in one pass")
+    if any("repartition" in prefix for prefix in counts.index):
+        raise CheckFailed(f"{what}: it repartitions; keep the files' own partitions")
+    _passed(f"✓ {what}: {int(counts.sum())} tasks, {int(reads.sum())} Parquet reads, one pass, "
+            f"{seconds:.2f} s (timing shown, not graded)")
+
+
+_install_notebook_display()

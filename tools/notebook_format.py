@@ -1,0 +1,285 @@
+"""Enforce the course's notebook template (COURSE_DESIGN.md section 6, CONTRIBUTING.md), and fix
+what can be fixed.
+
+    python -m tools.notebook_format notebooks/*.ipynb            # report problems, exit 1 if any
+    python -m tools.notebook_format --fix notebooks/*.ipynb      # strip outputs, tidy metadata
+    python -m tools.notebook_format --execute notebooks/01_*.ipynb  # run it, store NBVAL_CHECK_OUTPUT outputs
+
+Only cells marked ``# NBVAL_CHECK_OUTPUT`` keep outputs in git: they are the expected results
+nbval compares against; every other output varies (timings, ports) and is stripped.
+
+An exercise is four cells: a markdown prompt, a code cell holding only ``# Your code here``
+comments (so Run All never writes an answer for the learner), a markdown cell with the solution
+in a collapsed ``<details>`` block (one click away, never executed by Run All, and the single
+source the tests execute), and a check cell that calls ``checks.grade(...)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+CHECK_MARK = "# NBVAL_CHECK_OUTPUT"
+EXERCISE_MARK = "# Your code here"
+GRADE_CALL = "checks.grade("
+TEMPLATE_NAME = "_template.ipynb"
+HEADER_SECTIONS = ("**Overview.**", "**Prerequisites.**", "**Time.**", "**Exam domains.**")
+FOOTER_SECTIONS = ("## Summary", "## Review questions", "## What's next")
+TITLE = re.compile(r"^# (\d\d|NN) · \S.*")
+SECTION = re.compile(r"^## (\d+ · \S.*|Exercises|Summary|Review questions|What's next)$")
+EXERCISE_HEADING = re.compile(r"^### Exercise \d+ · \S.*")
+SOLUTION = re.compile(r"<details>\s*<summary>\s*Solution.*?</summary>.*?```python\n(.*?)```", re.S)
+# What `make lab` installs (Makefile: ipykernel install --name python3 --display-name ...).
+KERNELSPEC = {"display_name": "Python 3 (course)", "language": "python", "name": "python3"}
+# Everything the kernel reports about its language except the Python version, which a
+# different patch release would rewrite on save.
+LANGUAGE_INFO = {
+    "codemirror_mode": {"name": "ipython", "version": 3},
+    "file_extension": ".py",
+    "mimetype": "text/x-python",
+    "name": "python",
+    "nbconvert_exporter": "python",
+    "pygments_lexer": "ipython3",
+}
+FORBIDDEN = (
+    (re.compile(r"sys\.path"), "manipulates sys.path (import the installed `utils` instead)"),
+    (re.compile(r"^(import|from) (cudf|dask_cudf)\b", re.M), "imports cudf at top level (guard it)"),
+    (re.compile(r"client\.get_task_stream\(\)\s*as"), "uses client.get_task_stream() as a context manager"),
+    (re.compile(r"dask_cudf\.io\.read_csv|jit_unspill|explicit_comms"), "teaches a deprecated/removed API"),
+    (re.compile(r"\.expr\b|\._meta\b|course_backend"), "reaches into a private attribute (use a public API)"),
+    (re.compile(r"\.explain\("), "calls .explain(), which needs graphviz (teach .pprint() / utils.plans)"),
+)
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """Where one exercise's cells are, and its solution code."""
+
+    heading: str
+    answer_cell: int
+    solution_cell: int
+    check_cell: int
+    solution: str
+
+
+def source(cell) -> str:
+    return cell.get("source", "") if isinstance(cell.get("source"), str) else "".join(cell["source"])
+
+
+def solution_code(markdown: str) -> str | None:
+    """The Python code of a collapsed ``<details><summary>Solution`` block, if the cell has one."""
+    match = SOLUTION.search(markdown)
+    return match.group(1) if match else None
+
+
+def solution_markdown(code: str) -> str:
+    """The markdown cell that holds an exercise's solution, collapsed until the learner clicks."""
+    return f"<details><summary>Solution (click to show)</summary>\n\n```python\n{code.strip()}\n```\n\n</details>"
+
+
+def is_answer_cell(cell) -> bool:
+    return cell.cell_type == "code" and source(cell).lstrip().startswith(EXERCISE_MARK)
+
+
+def exercises(nb) -> list[Exercise]:
+    """Every exercise of a notebook, in order (cells that do not fit the pattern are skipped;
+    ``check_notebook`` reports them)."""
+    found = []
+    cells = nb.cells
+    for i, cell in enumerate(cells):
+        if not is_answer_cell(cell) or i + 2 >= len(cells) or i == 0:
+            continue
+        code = solution_code(source(cells[i + 1])) if cells[i + 1].cell_type == "markdown" else None
+        if code is None or GRADE_CALL not in source(cells[i + 2]):
+            continue
+        headings = [source(c) for c in cells[:i] if c.cell_type == "markdown" and "### Exercise" in source(c)]
+        heading = next(
+            (line for line in reversed(headings[-1].splitlines()) if line.startswith("### Exercise")), ""
+        ) if headings else ""
+        found.append(Exercise(heading.removeprefix("### ").strip(), i, i + 1, i + 2, code))
+    return found
+
+
+def check_notebook(path: Path) -> list[str]:
+    """Return the template violations of one notebook (empty when it conforms)."""
+    nb = nbformat.read(path, as_version=4)
+    problems = _check_metadata(nb)
+    cells = nb.cells
+    if len(cells) < 4:
+        return [f"{path.name}: only {len(cells)} cells"]
+    problems += _check_header(path, cells)
+    problems += _check_headings(cells)
+    problems += _check_footer(cells)
+    problems += _check_code_cells(cells)
+    return [f"{path.name}: {p}" for p in problems]
+
+
+def _check_metadata(nb) -> list[str]:
+    problems = []
+    if (nb.nbformat, nb.nbformat_minor) != (4, 5):
+        problems.append(f"nbformat {nb.nbformat}.{nb.nbformat_minor}; use 4.5 (cell ids)")
+    if any("id" not in cell for cell in nb.cells):
+        problems.append("cells without ids (run --fix)")
+    if dict(nb.metadata.get("kernelspec", {})) != KERNELSPEC:
+        problems.append(f"kernelspec {dict(nb.metadata.get('kernelspec', {}))} is not the course kernel {KERNELSPEC}")
+    if dict(nb.metadata.get("language_info", {})) != LANGUAGE_INFO:
+        problems.append("language_info differs from the course's (no Python version; run --fix)")
+    return problems
+
+
+def _check_header(path: Path, cells) -> list[str]:
+    problems = []
+    head = source(cells[0])
+    title = TITLE.match(head.splitlines()[0]) if cells[0].cell_type == "markdown" and head else None
+    if not title:
+        problems.append("first cell must be markdown starting '# NN · Topic'")
+    elif path.name != TEMPLATE_NAME and not path.name.startswith(title.group(1) + "_"):
+        problems.append(f"title number {title.group(1)} does not match the file name")
+    for section in HEADER_SECTIONS:
+        if section not in head:
+            problems.append(f"header cell lacks '{section}'")
+    setup = cells[1]
+    if setup.cell_type != "code" or "utils" not in source(setup) or "start_client(" not in source(setup):
+        problems.append("second cell must be the one setup cell: imports + utils.start_client(...)")
+    return problems
+
+
+def _check_headings(cells) -> list[str]:
+    problems = []
+    for i, cell in enumerate(cells):
+        if cell.cell_type != "markdown":
+            continue
+        for line in source(cell).splitlines():
+            if line.startswith("## ") and not SECTION.match(line):
+                problems.append(f"cell {i}: section heading {line!r} is not '## N · Title'")
+            if line.startswith("### Exercise") and not EXERCISE_HEADING.match(line):
+                problems.append(f"cell {i}: exercise heading {line!r} is not '### Exercise N · Title'")
+    return problems
+
+
+def _check_footer(cells) -> list[str]:
+    problems = []
+    markdown = [(i, source(c)) for i, c in enumerate(cells) if c.cell_type == "markdown"]
+    positions = []
+    for section in FOOTER_SECTIONS:
+        hits = [i for i, text in markdown if any(line.strip() == section for line in text.splitlines())]
+        if not hits:
+            problems.append(f"missing a '{section}' heading")
+        positions.append(hits[0] if hits else -1)
+    if all(p >= 0 for p in positions) and positions != sorted(positions):
+        problems.append("footer sections must come in the order Summary, Review questions, What's next")
+    code = [c for c in cells if c.cell_type == "code"]
+    if not code or "shutdown(" not in source(code[-1]):
+        problems.append("last code cell must close the cluster (utils.shutdown(client))")
+    return problems
+
+
+def _check_code_cells(cells) -> list[str]:
+    problems = []
+    answers = 0
+    for i, cell in enumerate(cells):
+        if cell.cell_type != "code":
+            continue
+        src = source(cell)
+        if cell.get("metadata", {}).get("jupyter", {}).get("source_hidden"):
+            problems.append(f"cell {i} is a hidden code cell: Run All would execute it (put solutions in <details>)")
+        if is_answer_cell(cell):
+            answers += 1
+            problems += _check_exercise(cells, i)
+        if cell.get("outputs") and CHECK_MARK not in src:
+            problems.append(f"cell {i} has stored outputs but is not marked {CHECK_MARK}")
+        if GRADE_CALL in src and CHECK_MARK in src:
+            problems.append(f"cell {i}: a check cell's output depends on the learner; do not mark it {CHECK_MARK}")
+        for pattern, why in FORBIDDEN:
+            if pattern.search(src):
+                problems.append(f"cell {i} {why}")
+    if answers == 0:
+        problems.append(f"no exercise (a code cell starting '{EXERCISE_MARK}')")
+    return problems
+
+
+def _check_exercise(cells, i: int) -> list[str]:
+    """An exercise is: markdown prompt, comment-only answer cell, <details> solution, grade call."""
+    problems = []
+    if i == 0 or cells[i - 1].cell_type != "markdown":
+        problems.append(f"exercise cell {i} needs a markdown prompt right before it")
+    code_lines = [line for line in source(cells[i]).splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    if code_lines:
+        problems.append(f"exercise cell {i} must hold only comments: Run All would run {code_lines[0]!r}")
+    solution = cells[i + 1] if i + 1 < len(cells) else None
+    if solution is None or solution.cell_type != "markdown" or solution_code(source(solution)) is None:
+        problems.append(f"exercise cell {i} must be followed by a markdown <details><summary>Solution block")
+    check = cells[i + 2] if i + 2 < len(cells) else None
+    if check is None or check.cell_type != "code" or GRADE_CALL not in source(check):
+        problems.append(f"exercise cell {i} must be followed (after its solution) by a {GRADE_CALL}...) cell")
+    return problems
+
+
+def fix_notebook(path: Path, keep_checked_outputs: bool = True) -> None:
+    """Strip outputs (except checked cells), execution counts and volatile metadata; add cell ids."""
+    nb = nbformat.read(path, as_version=4)
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    nb.metadata = {"kernelspec": dict(KERNELSPEC), "language_info": dict(LANGUAGE_INFO)}
+    count = 0
+    for cell in nb.cells:
+        if "id" not in cell:
+            from nbformat.corpus.words import generate_corpus_id
+
+            cell["id"] = generate_corpus_id()
+        if cell.cell_type != "code":
+            continue
+        count += 1
+        checked = keep_checked_outputs and CHECK_MARK in source(cell) and bool(cell.outputs)
+        # nbval treats a cell without an execution count as never run and refuses its outputs.
+        cell.execution_count = count if checked else None
+        cell.outputs = [_clean_output(o, count) for o in cell.outputs] if checked else []
+        cell.metadata = {k: v for k, v in cell.metadata.items() if k in ("tags",)}
+    nbformat.validate(nb)
+    nbformat.write(nb, path)
+
+
+def _clean_output(output, count: int):
+    if output.get("output_type") == "execute_result":
+        output["execution_count"] = count
+    return output
+
+
+def execute_notebook(path: Path, timeout: int = 900) -> None:
+    """Run the notebook in this environment and store the outputs of checked cells only."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    resources = {"metadata": {"path": str(path.parent)}}
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources=resources).execute()
+    nbformat.write(nb, path)
+    fix_notebook(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.notebook_format", description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("--fix", action="store_true", help="strip unchecked outputs and tidy metadata")
+    parser.add_argument("--execute", action="store_true", help="execute, then store checked outputs")
+    args = parser.parse_args(argv)
+    problems = []
+    for path in args.paths:
+        if not path.is_file():
+            print(f"error: {path} is not a file", file=sys.stderr)
+            return 2
+        if args.execute:
+            execute_notebook(path)
+        elif args.fix:
+            fix_notebook(path)
+        problems += check_notebook(path)
+    for problem in problems:
+        print(problem)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

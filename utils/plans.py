@@ -1,0 +1,47 @@
+"""Reading Dask DataFrame query plans as short text, with public APIs only.
+
+``collection.optimize(fuse=False).pprint()`` prints the optimized plan, but readers carry sample
+rows and long function reprs in their parameters, which bury the operations a learner wants to
+see. These helpers keep one line per operation, so notebooks and self-checks read plans the same
+way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from typing import Any
+
+SHUFFLE_NODES = ("P2PShuffle", "TaskShuffle", "DiskShuffle")
+
+
+def plan_lines(collection: Any, width: int = 110, replace: dict[str, str] | None = None) -> list[str]:
+    """The optimized plan of a Dask DataFrame/Series, one operation per line (top = last step).
+
+    Lines that are not operations (sample rows printed inside a reader's parameters) are dropped;
+    long lines are cut at ``width``; ``replace`` shortens strings such as long paths.
+    """
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        collection.optimize(fuse=False).pprint()
+    lines = []
+    for line in buffer.getvalue().splitlines():
+        if not line.lstrip()[:1].isupper():
+            continue
+        for old, new in (replace or {}).items():
+            line = line.replace(old, new)
+        lines.append(line if len(line) <= width else line[: width - 3] + "...")
+    return lines
+
+
+def show_plan(collection: Any, width: int = 110, replace: dict[str, str] | None = None) -> None:
+    """Print ``plan_lines``: read it bottom-up, from the reader to the result."""
+    print("\n".join(plan_lines(collection, width, replace)))
+
+
+def data_movement(collection: Any) -> str:
+    """How the plan moves rows between partitions: the shuffle node it contains (``P2PShuffle``,
+    ``TaskShuffle``, ...), or ``"tree reduction"`` when partial results are only combined."""
+    names = {line.strip().split(":", 1)[0].split("(", 1)[0] for line in plan_lines(collection, width=10_000)}
+    found = [node for node in SHUFFLE_NODES if node in names]
+    return found[0] if found else "tree reduction"
