@@ -10,7 +10,6 @@ the hardware; nothing here is asserted (timings are noisy), it is reported.
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 import shutil
 import tempfile
@@ -18,17 +17,8 @@ import time
 from pathlib import Path
 
 from utils.datagen import ensure_dataset
+from utils.machine import cpu_count, cpu_name
 from utils.transactions import generate_partition
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def time_course_generator(rows: int, formats: list[str], root: Path) -> float:
@@ -68,7 +58,7 @@ def main() -> None:
             results.append(("plain pandas writer (1 process)", fmt, args.baseline_rows, seconds))
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"Hardware: {cpu_name()}, {os.cpu_count()} cores; Python {platform.python_version()}")
+    print(f"Hardware: {cpu_name()}, {cpu_count()} cores usable; Python {platform.python_version()}")
     print(f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
     print("| generator | format | rows | seconds | M rows/s |")
     print("|---|---|---:|---:|---:|")

@@ -101,3 +101,61 @@ def test_scalars(frame, tiny_dataset):
         checks.check_filtered_mean(frame["sales_amount"].mean(), tiny_dataset)
     with pytest.raises(CheckFailed, match="expected a number"):
         checks.check_scalar("many", 3, "a count")
+
+
+# --- grade: the learner's own variable, "not attempted yet", data changed after generation -------
+
+
+def test_grade_reads_the_callers_variable(totals, tiny_dataset, capsys):
+    answer = totals  # noqa: F841 (read by name)
+    checks.grade("answer", checks.check_customer_totals, tiny_dataset)
+    assert capsys.readouterr().out.startswith("✓ total sales per customer")
+
+
+def test_grade_without_an_answer_says_not_attempted_and_does_not_raise(tiny_dataset, capsys):
+    placeholder = ...  # noqa: F841 (read by name)
+    checks.grade("never_defined, placeholder", checks.check_customer_totals, tiny_dataset)
+    assert capsys.readouterr().out == (
+        "not attempted yet: define `never_defined`, `placeholder` in the exercise cell above, "
+        "then run this cell again\n"
+    )
+
+
+def test_grade_passes_a_wrong_answers_failure_through(totals, tiny_dataset):
+    wrong = totals * 2  # noqa: F841 (read by name)
+    with pytest.raises(CheckFailed, match="values off"):
+        checks.grade("wrong", checks.check_customer_totals, tiny_dataset)
+
+
+def test_grade_blames_data_changed_after_generation(totals, tiny_dataset, tmp_path):
+    import shutil
+
+    from utils.dataset import Dataset
+
+    copy = Dataset(shutil.copytree(tiny_dataset.path, tmp_path / tiny_dataset.path.name))
+    truth = copy.path / "ground_truth" / "customers.parquet"
+    frame = pd.read_parquet(truth)
+    frame.loc[0, "total_cents"] += 700  # an edited ground-truth file
+    frame.to_parquet(truth)
+    right = totals  # noqa: F841 (read by name)
+    with pytest.raises(CheckFailed, match=r"data files were changed after generation .*regenerate them with `python"):
+        checks.grade("right", checks.check_customer_totals, copy)
+
+
+def test_split_out_choice_follows_the_measurements():
+    class FakeClient:
+        def scheduler_info(self, n_workers=-1):
+            return {"workers": {"a": {"memory_limit": 2**30}, "b": {"memory_limit": 2**30}}}
+
+    runs = pd.DataFrame({"tasks": [38, 70], "seconds": [0.9, 0.8]}, index=pd.Index([1, 4], name="split_out"))
+    checks.check_split_out_choice(1, runs, 12_000, FakeClient())
+    with pytest.raises(CheckFailed, match="split_out=4 runs 70 tasks against 38"):
+        checks.check_split_out_choice(4, runs, 12_000, FakeClient())
+    with pytest.raises(CheckFailed, match="over a tenth of a worker's memory"):
+        checks.check_split_out_choice(1, runs, 2**29, FakeClient())
+    checks.check_split_out_choice(4, runs, 2**29, FakeClient())
+    for bad in (0, True, 2.0, "1"):
+        with pytest.raises(CheckFailed, match="whole number"):
+            checks.check_split_out_choice(bad, runs, 12_000, FakeClient())
+    with pytest.raises(CheckFailed, match=r"you measured split_out in \[1, 4\]"):
+        checks.check_split_out_choice(2, runs, 12_000, FakeClient())

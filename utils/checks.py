@@ -42,7 +42,8 @@ def grade(names: str, check: Callable[..., None], *args: Any, **kwargs: Any) -> 
     on a dataset that was changed after generation, the message blames the data, not the answer.
     """
     wanted = [name.strip() for name in names.split(",")]
-    namespace = inspect.currentframe().f_back.f_globals
+    caller = inspect.currentframe().f_back
+    namespace = {**caller.f_globals, **caller.f_locals}  # a notebook cell's names are its globals
     missing = [name for name in wanted if namespace.get(name, ...) is ...]
     if missing:
         shown = ", ".join(f"`{name}`" for name in missing)
@@ -63,7 +64,7 @@ def _blame_changed_data(failure: CheckFailed, arguments: list[Any]) -> None:
             if problems:
                 raise CheckFailed(
                     f"the data files were changed after generation ({problems[0]}), so the answer cannot "
-                    f"be checked; regenerate them with `python -m utils.datagen --scale {dataset.scale} --force`"
+                    f"be checked; regenerate them with `{dataset.regenerate_command}`"
                 ) from failure
 
 
@@ -133,7 +134,7 @@ def compare_series(
         raise CheckFailed(
             f"{what}: values off for {int(bad.sum())} of {len(want)} {key}s; e.g. {key} "
             f"{expected.index[worst]}: yours {got[worst]:,.2f}, expected {want[worst]:,.2f} "
-            f"({off:+.2g}%)"
+            f"({off:+.3g}%)"
         )
     return f"✓ {what}: all {len(want):,} {key}s match the ground truth"
 
