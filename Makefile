@@ -40,8 +40,8 @@ format-notebooks: $(STAMP)  ## strip unchecked outputs and check the template
 benchmark: $(STAMP)  ## measure data generation speed (10 M rows, CSV and Parquet)
 	$(BIN)/python benchmarks/datagen_speed.py
 
-gpu-check: $(STAMP)  ## run the course's GPU path and write reports/gpu-check.{md,json}
-	$(BIN)/python -m utils.gpu_check
+gpu-check: $(STAMP)  ## run the GPU tests (tests/gpu) and write reports/gpu-check.{md,json}
+	$(BIN)/python -m tools.gpu_check
 
 constraints:
 	$(BIN)/python -m pip freeze --exclude-editable | sed '1i # Full pin set of the CPU environment (pip freeze of requirements.txt on Python 3.11, Linux x86_64).\n# Regenerate with: make constraints' > constraints.txt

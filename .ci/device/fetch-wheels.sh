@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Download, on a machine with PyPI, the pure-Python Dask stack that this workplace's lent GPU
-# machine lacks (it has CuPy, numba-cuda, pynvml, pandas, pyarrow, pytest, no network), as
-# Python 3.12 wheels into .whl/ (git-ignored). Then run .ci/device/gpu-check.sh there with
-# carry [".whl"]. cudf cannot travel (libcudf alone is a 667 MB wheel), so checks 4a/4b stay
-# "not run: cudf not installed" on that machine.
+# Download, on a machine with PyPI, the pure-Python Dask stack that a GPU machine without network
+# access lacks (it is expected to have Python 3.12, CuPy, numba-cuda, pynvml, pandas, pyarrow and
+# pytest), as Python 3.12 wheels into .whl/ (git-ignored). Then carry .whl/ to that machine and
+# run .ci/device/gpu-check.sh there. cudf cannot travel this way (libcudf alone is a 667 MB
+# wheel), so the cudf tests (1b, 4a, 4b) are skipped there: "cudf not installed".
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >> .git/info/exclude
@@ -11,7 +11,7 @@ rm -rf .whl && mkdir .whl
 platforms=(--platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_24_x86_64
            --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform manylinux1_x86_64)
 # Same pins as requirements.txt; dask-cuda as in requirements-gpu.txt. --no-deps: every missing
-# dependency is named here (the rest is already on the GPU machine).
+# dependency is named here (the rest is expected on the GPU machine already).
 python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   "${platforms[@]}" -d .whl \
   dask==2026.7.1 distributed==2026.7.1 dask-cuda==26.10.0 bokeh==3.9.2 pandas==3.0.6 \
