@@ -74,6 +74,14 @@ def test_course_client_context_manager_closes(tiny_dataset):
     assert client.status == "closed" and cluster.status.name == "closed"
 
 
+def test_local_true_ignores_the_scheduler_address(monkeypatch):
+    """Notebooks that size their own workers start a local cluster even where a shared one is set."""
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:1")
+    with course_client(n_workers=1, threads_per_worker=1, quiet=True, backend="cpu", local=True) as client:
+        assert client.cluster is not None
+        assert client.submit(sum, [1, 2]).result() == 3
+
+
 def _dashboard_listening_hosts(client) -> set[str]:
     """Hosts the in-process scheduler's dashboard listens on, read from its sockets and, as a
     second witness, from the operating system's table of this process's listening sockets."""

@@ -55,6 +55,17 @@ WRONG_ANSWERS: dict[str, list[tuple[str, str]]] = {
          "do not belong in the top 10"),
         ("chosen_split_out = 4", "the extra partitions buy nothing"),
     ],
+    "05_bigger_than_memory": [
+        ("partition_gb = 10\nn_partitions = 200", "outside 1/32-1/16"),
+        (  # the right totals, from a persist of everything: it spills
+            "slim = df.persist()\n"
+            "wait(slim)\n"
+            "store_category_totals = utils.to_pandas(\n"
+            '    slim.groupby(["store_id", "product_category"])["sales_amount"].sum().compute()\n'
+            ")",
+            "more than two thirds of the workers' budget",
+        ),
+    ],
     "04_profiling": [
         ('tasks_per_prefix = frame.groupby("prefix").size().iloc[1:]', "missing from your result"),
         ("fast_pipeline = slow_pipeline", "CSV read tasks"),

@@ -153,6 +153,7 @@ def start_client(
     address: str | None = None,
     quiet: bool = False,
     connect_timeout: float = CONNECT_TIMEOUT_S,
+    local: bool = False,
     **cluster_kwargs: Any,
 ) -> Client:
     """Start (or connect to) the course's cluster and return its ``Client``.
@@ -161,9 +162,11 @@ def start_client(
     after ``connect_timeout`` seconds with ``SchedulerUnreachableError``; a malformed address
     raises ``SchedulerAddressError``. ``backend`` (or ``$COURSE_BACKEND``) is ``auto``, ``cpu``
     or ``gpu``. Extra keyword arguments go to ``LocalCluster`` / ``LocalCUDACluster`` (e.g.
-    ``rmm_pool_size``, ``protocol``, ``dashboard_address``).
+    ``rmm_pool_size``, ``protocol``, ``dashboard_address``). ``local=True`` always starts a local
+    cluster, even where ``$DASK_SCHEDULER_ADDRESS`` is set: for notebooks that size their own
+    workers (memory budgets, failures) and must not change a shared cluster.
     """
-    address = address or os.environ.get(SCHEDULER_ENV_VAR)
+    address = address or (None if local else os.environ.get(SCHEDULER_ENV_VAR))
     if address is not None and address.strip():
         client = _connect(address, connect_timeout)
         try:

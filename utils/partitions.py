@@ -1,0 +1,75 @@
+"""The course's one rule for partition sizes, from the memory and the threads of a worker.
+
+Notebook 02 states the rule, notebook 05 measures it, benchmarks retune it: all of them call
+this module, so there is one rule and one set of numbers.
+
+- **GPU** (cudf): a partition of 1/32 to 1/16 of one GPU's memory for shuffle-heavy work
+  (groupby with many groups, joins, sorting); the rule returns the middle of that band.
+- **CPU** (pandas): every thread of a worker works on one partition at a time, and a task holds
+  its input, its output and intermediate copies, about ``COPIES_PER_TASK`` partitions in all;
+  so ``threads x COPIES_PER_TASK x partition`` must fit in the worker's memory limit with room to
+  spare. Capped at ``MAX_CPU_PARTITION_BYTES``: beyond that, a partition gains nothing but memory
+  pressure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GPU_BAND = (1 / 32, 1 / 16)  # of one GPU's memory
+COPIES_PER_TASK = 4  # input + output + intermediates of one task, in partitions
+SAFETY = 2  # keep half of the worker's memory for everything else
+MAX_CPU_PARTITION_BYTES = 256 * 2**20
+MIN_PARTITION_BYTES = 64 * 2**10  # below this a task's fixed cost (~1 ms) dwarfs its work
+
+
+@dataclass(frozen=True)
+class PartitionAdvice:
+    """A recommended in-memory partition size, and why."""
+
+    bytes: int
+    low: int
+    high: int
+    reason: str
+
+    def blocksize(self, memory_per_csv_byte: float) -> int:
+        """The CSV ``blocksize`` that gives partitions of about ``bytes`` in memory, given how many
+        bytes of memory one byte of CSV text becomes (measured: ``partition memory / file size``)."""
+        if memory_per_csv_byte <= 0:
+            raise ValueError(f"memory_per_csv_byte must be > 0, got {memory_per_csv_byte}")
+        return max(MIN_PARTITION_BYTES, int(self.bytes / memory_per_csv_byte))
+
+
+def recommended_partition_bytes(
+    memory_per_worker: int, threads_per_worker: int = 1, backend: str = "cpu"
+) -> PartitionAdvice:
+    """The partition size (in memory) for a worker with ``memory_per_worker`` bytes (device memory
+    for ``backend="gpu"``, the worker's memory limit for ``"cpu"``) and ``threads_per_worker``."""
+    if memory_per_worker <= 0 or threads_per_worker < 1:
+        raise ValueError("memory_per_worker must be > 0 and threads_per_worker >= 1")
+    if backend == "gpu":
+        low, high = (int(memory_per_worker * fraction) for fraction in GPU_BAND)
+        return PartitionAdvice((low + high) // 2, low, high, "1/32-1/16 of the GPU's memory (shuffle-heavy work)")
+    if backend != "cpu":
+        raise ValueError(f"backend must be 'cpu' or 'gpu', got {backend!r}")
+    fits = memory_per_worker // (threads_per_worker * COPIES_PER_TASK * SAFETY)
+    size = max(MIN_PARTITION_BYTES, min(MAX_CPU_PARTITION_BYTES, fits))
+    reason = (f"{threads_per_worker} thread(s) x {COPIES_PER_TASK} copies x {SAFETY} (headroom) must fit the "
+              f"worker's memory; at most {MAX_CPU_PARTITION_BYTES // 2**20} MiB")
+    return PartitionAdvice(size, size // 2, size, reason)
+
+
+def advice_for_client(client, backend: str | None = None) -> PartitionAdvice:
+    """The rule applied to the smallest worker of ``client``'s cluster (GPU memory on GPU workers)."""
+    from utils.backend import current_backend
+
+    backend = backend or current_backend().name
+    workers = list(client.scheduler_info(n_workers=-1)["workers"].values())
+    if not workers:
+        raise ValueError("the cluster has no workers")
+    if backend == "gpu":
+        memory = min(w["gpu"]["memory-total"] for w in workers)
+    else:
+        memory = min(w["memory_limit"] for w in workers)
+    threads = max(w["nthreads"] for w in workers)
+    return recommended_partition_bytes(memory, threads, backend)
