@@ -144,7 +144,7 @@ def test_sizes_are_shown_in_units_that_fit(tmp_path, monkeypatch):
     ]
     usage = shutil.disk_usage(tmp_path)
     monkeypatch.setattr(datagen.shutil, "disk_usage", lambda _: usage._replace(free=1000))
-    with pytest.raises(ValueError, match=r"needs about 1\.6 MB, 1\.0 kB free"):
+    with pytest.raises(ValueError, match=r"needs about 1\.7 MB, 1\.0 kB free"):
         ensure_dataset("tiny", tmp_path)
 
 
@@ -268,7 +268,7 @@ def test_cli_verify(tmp_path):
     ds = ensure_dataset("tiny", tmp_path)
     ok = _cli("--verify", "--scale", "tiny", "--data-dir", str(tmp_path))
     assert ok.returncode == 0, ok.stderr
-    assert ok.stdout.startswith("ok: all 10 files") and len(ok.stdout.strip().splitlines()) == 1
+    assert ok.stdout.startswith("ok: all 15 files") and len(ok.stdout.strip().splitlines()) == 1
     _flip_a_byte(ds.path / "parquet" / "part-00003.parquet")
     bad = _cli("--verify", "--scale", "tiny", "--data-dir", str(tmp_path))
     assert bad.returncode == 2

@@ -39,26 +39,30 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
+from utils.customers import CUSTOMERS_SCHEMA, customer_world, customers_table
 from utils.dataset import MANIFEST_NAME, Dataset, default_data_dir, file_problems, human_bytes, sha256_file
 from utils.groundtruth import Totals, partial_totals
 from utils.scales import SCALES, resolve_scale
 from utils.transactions import SCHEMA, generate_partition
 
 FORMATS = ("csv", "parquet")
-# Bytes per row on disk, measured on the `small` scale (CSV ~53 B, Parquet ~18 B), plus margin.
+# Bytes per row on disk, measured on the `small` scale (CSV ~52 B, Parquet ~17 B), plus margin; and
+# per customer, the customers table in both formats (~45 B) and the ground truth (~70 B).
 BYTES_PER_ROW = {"csv": 60, "parquet": 22}
+BYTES_PER_CUSTOMER = 150
 # Peak memory of one process generating and writing one partition (both formats): a fixed part plus
-# a part per row and per customer. Measured in fresh processes (Linux x86_64, numpy 2.4, pyarrow 26):
-# a worker's own memory after imports and a warm-up partition is ~82 MB (psutil USS); on top of that,
-# the ru_maxrss peak grows by 28 / 77 / 128 / 221 / 736 MB for partitions of 50 k / 250 k / 500 k /
-# 1 M / 4 M rows (~180 B/row plus up to ~45 MB), and by 252 -> 467 MB for 1 M rows when customers go
-# from 1 M to 10 M (~25 B/customer). Rounded up for margin.
+# a part per row and per customer. Measured in fresh processes (Linux x86_64, numpy 2.4, pyarrow 26,
+# format 3): a worker's own memory after imports and a warm-up partition is ~83 MB (psutil USS); on
+# top of that, the ru_maxrss peak grows by 23 / 122 / 237 / 833 MB for partitions of 50 k / 500 k /
+# 1 M / 4 M rows (~205 B/row plus up to ~30 MB), and by 237 -> 292 -> 1,096 MB for 1 M rows when
+# customers go from 20 k to 1 M to 10 M (~86 B/customer: the customers' attributes, each month's
+# activity and one cumulative weight per customer). Rounded up for margin.
 PEAK_BYTES_FIXED = 140_000_000
 PEAK_BYTES_PER_ROW = 220
-PEAK_BYTES_PER_CUSTOMER = 40
+PEAK_BYTES_PER_CUSTOMER = 110
 PARALLEL_FROM_ROWS = 1_000_000  # below this, starting processes costs more than it saves
 PROGRESS_FROM_ROWS = 2_000_000  # a progress bar for anything that takes more than a second
-FORMAT_VERSION = 2  # 2: every file with its SHA-256 in the manifest
+FORMAT_VERSION = 3  # 2: every file with its SHA-256 in the manifest; 3: customers table, 2024-2025, cube
 # Exit code of a worker process that found itself re-importing a script without a __main__ guard.
 _REIMPORT_EXIT = 86
 _TMP_GLOB = ".transactions-*.tmp-*"
@@ -105,7 +109,7 @@ def make_params(
 
 
 def estimated_bytes(params: Params) -> int:
-    return params.rows * sum(BYTES_PER_ROW[f] for f in params.formats)
+    return params.rows * sum(BYTES_PER_ROW[f] for f in params.formats) + params.customers * BYTES_PER_CUSTOMER
 
 
 def partition_peak_bytes(params: Params) -> int:
@@ -239,13 +243,33 @@ def _csv_bytes(table: pa.Table) -> pa.Buffer:
 
 def _parquet_bytes(table: pa.Table) -> pa.Buffer:
     # Nanosecond timestamps: the resolution both pandas and cudf use by default.
-    table = table.set_column(2, "timestamp", table["timestamp"].cast("timestamp[ns]"))
+    if "timestamp" in table.column_names:
+        index = table.column_names.index("timestamp")
+        table = table.set_column(index, "timestamp", table["timestamp"].cast("timestamp[ns]"))
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="snappy")
     return sink.getvalue()
 
 
 _ENCODERS = {"csv": ("csv", _csv_bytes), "parquet": ("parquet", _parquet_bytes)}
+CUSTOMER_FILES = {"parquet": "customers/customers.parquet", "csv": "customers/customers.csv"}
+
+
+def _write_customers(directory: Path, params: Params) -> dict[str, dict]:
+    """The customers table, in both formats whatever ``params.formats`` says (it is small and
+    every join needs it); returns the manifest entries. CSV: signup_date as YYYY-MM-DD."""
+    table = customers_table(params.seed, params.customers)
+    (directory / "customers").mkdir(parents=True, exist_ok=True)
+    csv_table = table.set_column(3, "signup_date", table["signup_date"].cast(pa.timestamp("s")).cast(pa.date32()))
+    entries = {}
+    for fmt, buffer in (("parquet", _parquet_bytes(table)), ("csv", _csv_bytes(csv_table))):
+        rel = CUSTOMER_FILES[fmt]
+        entries[rel] = {"bytes": buffer.size, "sha256": _write_buffer(directory / rel, buffer)}
+    return entries
+
+
+def _iso(seconds: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(seconds)))
 
 
 def _write_partition(directory: str, params: Params, index: int) -> dict:
@@ -259,9 +283,11 @@ def _write_partition(directory: str, params: Params, index: int) -> dict:
         digests[fmt] = _write_buffer(Path(directory) / rel, buffer)
         files[fmt], sizes[fmt] = rel, buffer.size
         del buffer
+    first, last = (part.seconds[[0, -1]] if part.seconds.size else (0, 0))
     return {
         "index": index,
         "rows": part.table.num_rows,
+        "timestamps": [_iso(first), _iso(last)],
         "files": files,
         "bytes": sizes,
         "sha256": digests,
@@ -427,6 +453,9 @@ def generate(params: Params, target: Path, workers: int | None = None, progress:
     try:
         for fmt in params.formats:
             (tmp / fmt).mkdir(parents=True)
+        customer_files = _write_customers(tmp, params)
+        if workers > 1:
+            customer_world.cache_clear()  # only the workers need the customers from here on
         totals, parts = Totals(params.customers), []
         with closing(_run_partitions(tmp, params, workers, progress)) as results:
             for result in results:
@@ -438,6 +467,7 @@ def generate(params: Params, target: Path, workers: int | None = None, progress:
             for part in parts
             for fmt, rel in part["files"].items()
         }
+        files.update(customer_files)
         for part in parts:
             del part["sha256"]
         for path in sorted((tmp / "ground_truth").iterdir()):
@@ -447,6 +477,14 @@ def generate(params: Params, target: Path, workers: int | None = None, progress:
             "rows": sum(p["rows"] for p in parts),
             "schema": {field.name: str(field.type) for field in SCHEMA},
             "csv_read_note": "parse `timestamp` as a date; amounts have 2 decimals",
+            "time_range": "2024-01-01T00:00:00Z <= timestamp < 2026-01-01T00:00:00Z",
+            "sorted_by": "timestamp (within and across partitions; transaction_id increases with time)",
+            "customers": {
+                "rows": params.customers,
+                "files": dict(CUSTOMER_FILES),
+                "schema": {field.name: str(field.type) for field in CUSTOMERS_SCHEMA},
+                "csv_read_note": "parse `signup_date` as a date (written YYYY-MM-DD)",
+            },
             "partitions": sorted(parts, key=lambda p: p["index"]),
             "files": dict(sorted(files.items())),
             "ground_truth": answers,
@@ -577,7 +615,8 @@ def _verify(args: argparse.Namespace) -> int:
         dataset = Dataset(path)
         if dataset.manifest.get("params", {}).get("format_version") != FORMAT_VERSION:
             print(
-                f"error: {path} was made by an older generator (no checksums to verify); "
+                f"error: {path} was made by an older generator (format "
+                f"{dataset.manifest.get('params', {}).get('format_version', 1)}, current {FORMAT_VERSION}); "
                 f"regenerate with `{dataset.regenerate_command}`",
                 file=sys.stderr,
             )

@@ -24,6 +24,11 @@ CSV_DTYPES = {
     "product_category": "str",
     "sales_amount": "float64",
 }
+CUSTOMER_CSV_DTYPES = {"customer_id": "int64", "segment": "str", "region": "str"}
+# The generator format that added the customers table, the two years and the cube (utils.datagen).
+WORLD_FORMAT = 3
+# Keys ``Dataset.totals_by`` groups by: the ground-truth cube's axes, plus the quarter of a month.
+TOTALS_KEYS = ("month", "quarter", "segment", "region", "store_id", "product_category")
 
 
 def default_data_dir() -> Path:
@@ -135,6 +140,38 @@ class Dataset:
         """``read_csv`` arguments valid for both pandas and cudf (no engine=, assume_missing=)."""
         return {"dtype": dict(CSV_DTYPES), "parse_dates": ["timestamp"]}
 
+    # --- the customers table ------------------------------------------------------------------
+
+    @property
+    def customers_parquet(self) -> Path:
+        """The customers table (customer_id, segment, region, signup_date) as one Parquet file."""
+        return self.path / "customers" / "customers.parquet"
+
+    @property
+    def customers_csv(self) -> Path:
+        """The customers table as one CSV file (read it with ``customers_csv_kwargs``)."""
+        return self.path / "customers" / "customers.csv"
+
+    @property
+    def customers_csv_kwargs(self) -> dict:
+        """``read_csv`` arguments for ``customers_csv``, valid for both pandas and cudf."""
+        return {"dtype": dict(CUSTOMER_CSV_DTYPES), "parse_dates": ["signup_date"]}
+
+    @property
+    def customer_count(self) -> int:
+        """Rows of the customers table: every customer, with or without transactions."""
+        self._require_world()
+        return self.manifest["customers"]["rows"]
+
+    def _require_world(self) -> None:
+        """One line instead of a missing-file error on a dataset from before the customers table."""
+        version = self.manifest.get("params", {}).get("format_version", 1)
+        if version < WORLD_FORMAT:
+            raise ValueError(
+                f"{self.path} was made by an older generator (format {version}) without customers, "
+                f"months or the ground-truth cube; regenerate with `{self.regenerate_command}`"
+            )
+
     def size_bytes(self, fmt: str) -> int:
         return sum(p["bytes"].get(fmt, 0) for p in self.manifest["partitions"])
 
@@ -202,10 +239,35 @@ class Dataset:
         """store_id, product_category, total_cents, transactions — every (store, category) cell."""
         return pd.read_parquet(self.path / "ground_truth" / "store_category.parquet")
 
+    @cached_property
+    def cube_cents(self) -> pd.DataFrame:
+        """month ("2024-01"), segment, region, store_id, product_category, total_cents,
+        transactions: every nonzero cell; ``region`` is the customer's region."""
+        self._require_world()
+        return pd.read_parquet(self.path / "ground_truth" / "cube.parquet")
+
     def totals_by(self, *columns: str) -> pd.DataFrame:
-        """Exact ``total_cents`` and ``transactions`` grouped by store_id and/or product_category."""
-        allowed = {"store_id", "product_category"}
-        if not columns or not set(columns) <= allowed:
-            raise ValueError(f"group by a non-empty subset of {sorted(allowed)}, got {columns!r}")
-        grouped = self.store_category_cents.groupby(list(columns), sort=True)
+        """Exact ``total_cents`` and ``transactions`` grouped by any of month ("2024-01"),
+        quarter ("2024Q1"), segment, region (the customer's), store_id and product_category,
+        indexed by ``columns`` in the order given, sorted; groups without transactions are absent."""
+        if not columns or not set(columns) <= set(TOTALS_KEYS) or len(set(columns)) != len(columns):
+            raise ValueError(f"group by a non-empty subset of {list(TOTALS_KEYS)} (each once), got {columns!r}")
+        cube = self.cube_cents
+        if "quarter" in columns:
+            number = (cube["month"].str.slice(5, 7).astype("int64") - 1) // 3 + 1
+            cube = cube.assign(quarter=cube["month"].str.slice(0, 4) + "Q" + number.astype("str"))
+        grouped = cube.groupby(list(columns), sort=True)
         return grouped[["total_cents", "transactions"]].sum()
+
+    def customer_quarter_totals(self) -> pd.DataFrame:
+        """customer_id, quarter ("2024Q1"), total_cents, transactions: one row per customer and
+        quarter with transactions, sorted by customer_id then quarter."""
+        self._require_world()
+        frame = pd.read_parquet(self.path / "ground_truth" / "customer_quarter.parquet")
+        return frame.sort_values(["customer_id", "quarter"], ignore_index=True)
+
+    def daily_totals(self) -> pd.DataFrame:
+        """total_cents and transactions per calendar day (UTC), indexed by ``date``; days
+        without transactions are absent."""
+        self._require_world()
+        return pd.read_parquet(self.path / "ground_truth" / "daily.parquet").set_index("date")
