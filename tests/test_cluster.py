@@ -59,7 +59,7 @@ def test_cpu_cluster_summary_config_and_clean_shutdown(capsys, tiny_dataset):
         assert (info["backend"], info["reason"]) == ("cpu", current_backend().reason)
         assert info["reason"] == "COURSE_BACKEND=cpu was requested"
         assert hardware_label(client).startswith("cpu backend (pandas); local cluster with 2 workers / 2 threads")
-        df = dd.read_csv(tiny_dataset.csv_glob, **tiny_dataset.csv_kwargs)
+        df = dd.read_csv(tiny_dataset.csv_files, **tiny_dataset.csv_kwargs)
         assert len(df) == tiny_dataset.rows
     finally:
         shutdown(client)

@@ -427,3 +427,19 @@ def test_default_workers_follow_the_course_cpu_count(monkeypatch):
     monkeypatch.setattr(os, "cpu_count", lambda: 64)
     assert datagen._choose_workers(make_params("small"), None) == 3
     assert datagen._choose_workers(make_params("tiny"), None) == 1  # too small to be worth processes
+
+
+def test_a_hanging_cleanup_after_a_signal_still_ends_the_process():
+    """A signal can interrupt the pool while it holds a lock; the exit must not depend on the cleanup."""
+    script = (
+        "import time\n"
+        "from utils import datagen\n"
+        "datagen.CLEANUP_DEADLINE_S = 0.5\n"
+        "datagen._exit_if_cleanup_hangs(143)\n"
+        "time.sleep(60)  # a cleanup that never finishes\n"
+    )
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 143
+    assert time.monotonic() - started < 20
+    assert "the next run removes the temporary folder" in done.stderr

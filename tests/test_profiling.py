@@ -38,7 +38,7 @@ def client():
 @pytest.fixture(scope="module")
 def captured(client, tiny_dataset):
     """The course's groupby-sum on the tiny CSV files, with its task stream recorded."""
-    df = dd.read_csv(tiny_dataset.csv_glob, **tiny_dataset.csv_kwargs)
+    df = dd.read_csv(tiny_dataset.csv_files, **tiny_dataset.csv_kwargs)
     with get_task_stream(client=client) as ts:
         totals = df.groupby("customer_id")["sales_amount"].sum().compute()
     assert len(totals) == tiny_dataset.answers["customers_with_transactions"]

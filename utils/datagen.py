@@ -309,7 +309,11 @@ def _pool(workers: int) -> Iterator[tuple[ProcessPoolExecutor, dict]]:
         for process in list(processes.values()):
             if process.is_alive():
                 process.kill()
-        pool.shutdown(wait=True, cancel_futures=True)
+        # The workers are gone: do not wait for the pool's manager thread, which can hang on a queue
+        # a killed worker held; join the processes themselves instead.
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in list(processes.values()):
+            process.join(timeout=5)
         raise
     pool.shutdown(wait=True)
 
@@ -643,14 +647,39 @@ class _Terminated(KeyboardInterrupt):
     """SIGTERM, handled like Ctrl-C: the same cleanup runs."""
 
 
+CLEANUP_DEADLINE_S = 15.0
+
+
+def _exit_if_cleanup_hangs(code: int) -> None:
+    """Bound the cleanup that a signal starts: an exception raised at an arbitrary point can leave a
+    lock of the process pool held, and then stopping the pool would wait forever. After the
+    deadline the process exits anyway; the next run removes the temporary folder of a dead run."""
+
+    def force_exit() -> None:
+        print("error: stopped; cleanup did not finish in time, the next run removes the temporary folder",
+              file=sys.stderr, flush=True)
+        os._exit(code)
+
+    timer = threading.Timer(CLEANUP_DEADLINE_S, force_exit)
+    timer.daemon = True
+    timer.start()
+
+
 def _raise_terminated(signum, frame):
+    _exit_if_cleanup_hangs(128 + signal.SIGTERM)
     raise _Terminated()
+
+
+def _raise_interrupted(signum, frame):
+    _exit_if_cleanup_hangs(128 + signal.SIGINT)
+    raise KeyboardInterrupt()
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(argv)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _raise_terminated)
+        signal.signal(signal.SIGINT, _raise_interrupted)
     try:
         if args.verify:
             return _verify(args)

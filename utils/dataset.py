@@ -16,7 +16,7 @@ SCRATCH_NAME = "scratch"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 # Keyword arguments that pandas.read_csv and cudf.read_csv both accept with the same meaning,
-# so the same `dd.read_csv(ds.csv_glob, **ds.csv_kwargs)` works on either backend.
+# so the same `dd.read_csv(ds.csv_files, **ds.csv_kwargs)` works on either backend.
 CSV_DTYPES = {
     "transaction_id": "int64",
     "customer_id": "int64",
@@ -125,11 +125,6 @@ class Dataset:
     def parquet_files(self) -> list[Path]:
         """The Parquet part files the manifest lists, in partition order."""
         return self._part_files("parquet")
-
-    @property
-    def csv_glob(self) -> str:
-        """All CSV part files, as the glob string ``dd.read_csv`` takes."""
-        return str(self.path / "csv" / "*.csv")
 
     @property
     def parquet_dir(self) -> str:
