@@ -65,6 +65,7 @@ PROGRESS_FROM_ROWS = 2_000_000  # a progress bar for anything that takes more th
 FORMAT_VERSION = 3  # 2: every file with its SHA-256 in the manifest; 3: customers table, 2024-2025, cube
 # Exit code of a worker process that found itself re-importing a script without a __main__ guard.
 _REIMPORT_EXIT = 86
+_REIMPORT_MARKER_ENV = "COURSE_DATAGEN_REIMPORT_MARKER"  # set for the workers a pool spawns
 _TMP_GLOB = ".transactions-*.tmp-*"
 _OLD_GLOB = ".transactions-*.old-*"
 
@@ -224,6 +225,10 @@ def _refuse_reimport_in_worker() -> None:
     ``ensure_dataset()`` again there, which would wait forever for the parent's lock. Exit at once
     with a code the parent recognises and reports (see ``_pool_error``)."""
     if getattr(multiprocessing.current_process(), "_inheriting", False):
+        marker = os.environ.get(_REIMPORT_MARKER_ENV)
+        if marker:  # the parent looks for this file: exit codes alone can be lost in a broken pool
+            with suppress(OSError):
+                Path(marker).touch()
         raise SystemExit(_REIMPORT_EXIT)
 
 
@@ -318,6 +323,21 @@ def _pool(workers: int) -> Iterator[tuple[ProcessPoolExecutor, dict]]:
     pool.shutdown(wait=True)
 
 
+@contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    """Set an environment variable for the processes started inside the block (spawned workers
+    inherit the environment), and restore it afterwards."""
+    saved = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved
+
+
 def _run_partitions(directory: Path, params: Params, workers: int, progress: bool) -> Iterator[dict]:
     bar = {
         "total": params.partitions,
@@ -330,7 +350,8 @@ def _run_partitions(directory: Path, params: Params, workers: int, progress: boo
     if workers <= 1:
         yield from tqdm((_write_partition(str(directory), params, i) for i in indices), **bar)
         return
-    with _pool(workers) as (pool, processes):
+    marker = directory / ".reimported"
+    with _pool(workers) as (pool, processes), _environment(_REIMPORT_MARKER_ENV, str(marker)):
         try:
             results = pool.map(_write_partition, [str(directory)] * len(indices), [params] * len(indices), indices)
             # The worker Process objects, kept to stop them and to read their exit codes if one dies
@@ -341,7 +362,10 @@ def _run_partitions(directory: Path, params: Params, workers: int, progress: boo
             processes.update(getattr(pool, "_processes", None) or {})
             for process in processes.values():
                 process.join(timeout=5)
-            raise _pool_error([p.exitcode for p in processes.values()], params) from None
+            exit_codes = [p.exitcode for p in processes.values()]
+            if marker.exists():
+                exit_codes.append(_REIMPORT_EXIT)
+            raise _pool_error(exit_codes, params) from None
 
 
 def _pool_error(exit_codes: list[int | None], params: Params) -> ValueError:
