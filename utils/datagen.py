@@ -302,8 +302,9 @@ def _write_partition(directory: str, params: Params, index: int) -> dict:
 
 @contextmanager
 def _pool(workers: int) -> Iterator[tuple[ProcessPoolExecutor, dict]]:
-    """A process pool whose workers die with this process; stopped at once (workers killed) when
-    the caller leaves with an exception, so no worker writes into a folder being removed."""
+    """A process pool whose workers die with this process; when the caller leaves with an
+    exception, queued partitions are cancelled and running ones finish before the caller goes on,
+    so no worker writes into a folder being removed."""
     pool = ProcessPoolExecutor(
         workers, mp_context=get_context("spawn"), initializer=_worker_init, initargs=(os.getpid(),)
     )
@@ -311,14 +312,11 @@ def _pool(workers: int) -> Iterator[tuple[ProcessPoolExecutor, dict]]:
     try:
         yield pool, processes
     except BaseException:
-        for process in list(processes.values()):
-            if process.is_alive():
-                process.kill()
-        # The workers are gone: do not wait for the pool's manager thread, which can hang on a queue
-        # a killed worker held; join the processes themselves instead.
-        pool.shutdown(wait=False, cancel_futures=True)
-        for process in list(processes.values()):
-            process.join(timeout=5)
+        # Let the running tasks finish (one partition each, about a second) and drop the queued
+        # ones. Killing a worker instead can cut a result it is writing in half, and the pool's
+        # manager thread then waits forever for the rest of it. The folder the workers write into
+        # is removed only after this returns.
+        pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
 
