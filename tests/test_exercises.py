@@ -70,6 +70,13 @@ WRONG_ANSWERS: dict[str, list[tuple[str, str]]] = {
         ('tasks_per_prefix = frame.groupby("prefix").size().iloc[1:]', "missing from your result"),
         ("fast_pipeline = slow_pipeline", "CSV read tasks"),
     ],
+    "06_joins_sorting_time": [
+        ('segment_q2 = utils.to_pandas(enriched.groupby("segment")["sales_amount"].sum().compute())',
+         "totals over all quarters"),
+        ('top_west = utils.to_pandas(df.groupby("customer_id")["sales_amount"].sum().nlargest(10).compute())',
+         "are not in the west region"),
+        ('chosen_join = "shuffle"', "broadcast the small side"),
+    ],
 }
 
 
