@@ -12,7 +12,7 @@ import contextlib
 import io
 from typing import Any
 
-SHUFFLE_NODES = ("P2PShuffle", "TaskShuffle", "DiskShuffle")
+SHUFFLE_MARKERS = ("Shuffle", "P2P")  # P2PShuffle, TaskShuffle, DiskShuffle, HashJoinP2P, ...
 
 
 def plan_lines(collection: Any, width: int = 110, replace: dict[str, str] | None = None) -> list[str]:
@@ -40,8 +40,11 @@ def show_plan(collection: Any, width: int = 110, replace: dict[str, str] | None 
 
 
 def data_movement(collection: Any) -> str:
-    """How the plan moves rows between partitions: the shuffle node it contains (``P2PShuffle``,
-    ``TaskShuffle``, ...), or ``"tree reduction"`` when partial results are only combined."""
-    names = {line.strip().split(":", 1)[0].split("(", 1)[0] for line in plan_lines(collection, width=10_000)}
-    found = [node for node in SHUFFLE_NODES if node in names]
-    return found[0] if found else "tree reduction"
+    """How the plan moves rows between partitions: the first shuffle node it contains
+    (``P2PShuffle``, ``TaskShuffle``, ``HashJoinP2P``, ...), or ``"no shuffle"`` when partitions
+    are only combined (a tree reduction) or processed where they are."""
+    for line in plan_lines(collection, width=10_000):
+        name = line.strip().split(":", 1)[0].split("(", 1)[0]
+        if any(marker in name for marker in SHUFFLE_MARKERS):
+            return name
+    return "no shuffle"
