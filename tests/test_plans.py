@@ -38,3 +38,14 @@ def test_plan_lines_are_operations_cut_to_width_and_replaced(tiny_dataset, capsy
     assert any("Filter" in line for line in lines)
     show_plan(frame.sales_amount.sum())
     assert capsys.readouterr().out.strip()
+
+
+def test_join_strategy_names_broadcast_hash_and_blockwise_merges():
+    from utils.plans import join_strategy
+
+    left, right = _frames()
+    single = dd.from_pandas(pd.DataFrame({"k": range(100), "w": 2.0}), npartitions=1)
+    assert join_strategy(left.merge(single, on="k")) == "blockwise merge (no shuffle)"
+    assert join_strategy(left.merge(right, on="k", broadcast=True)) == "broadcast join"
+    with dask.config.set({"dataframe.shuffle.method": "tasks"}):
+        assert join_strategy(left.merge(right, on="k", broadcast=False)) == "hash join (tasks shuffle)"

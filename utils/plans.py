@@ -48,3 +48,21 @@ def data_movement(collection: Any) -> str:
         if any(marker in name for marker in SHUFFLE_MARKERS):
             return name
     return "no shuffle"
+
+
+def plan_operations(collection: Any) -> list[str]:
+    """The names of the optimized plan's operations, top (the last step) first."""
+    return [line.strip().split(":", 1)[0] for line in plan_lines(collection, width=10_000)]
+
+
+def join_strategy(joined: Any) -> str:
+    """How Dask runs a ``merge``, read from its optimized plan: a broadcast join, a hash join over
+    a P2P or a tasks shuffle, or a blockwise merge that moves nothing."""
+    operations = plan_operations(joined)
+    if "BroadcastJoin" in operations:
+        return "broadcast join"
+    if "HashJoinP2P" in operations:
+        return "hash join (P2P shuffle)"
+    if any("Shuffle" in operation for operation in operations):
+        return "hash join (tasks shuffle)"
+    return "blockwise merge (no shuffle)"
