@@ -9,13 +9,17 @@ LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # The URL JupyterLab prints (and opens, where a browser exists) lands on this notebook.
 FIRST_NOTEBOOK := notebooks/00_environment_check.ipynb
 
-.PHONY: lab test data venv lint format-notebooks constraints benchmark gpu-check clean-data
+.PHONY: lab test test-external data venv lint format-notebooks constraints benchmark gpu-check clean-data
 
 lab: $(STAMP) data  ## set up, generate the default data, start JupyterLab on the course
 	$(BIN)/jupyter lab $(LAB_ROOT) --notebook-dir=. --LabApp.default_url=/lab/tree/$(FIRST_NOTEBOOK)
 
-test: $(STAMP)  ## the whole test suite: unit tests, template checks, every notebook under nbval (tiny scale)
+test: $(STAMP)  ## the whole test suite: unit tests, template checks, every notebook under nbval (tiny scale), then the external-cluster pass
 	COURSE_SCALE=tiny $(BIN)/python -m pytest
+	COURSE_SCALE=tiny $(BIN)/python -m tools.external_pass
+
+test-external: $(STAMP)  ## every notebook under nbval against separate `dask scheduler` + 2 `dask worker` processes (DASK_SCHEDULER_ADDRESS)
+	COURSE_SCALE=tiny $(BIN)/python -m tools.external_pass
 
 venv: $(STAMP)
 

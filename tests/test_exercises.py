@@ -77,6 +77,20 @@ WRONG_ANSWERS: dict[str, list[tuple[str, str]]] = {
          "are not in the west region"),
         ('chosen_join = "shuffle"', "broadcast the small side"),
     ],
+    "07_scaling_out": [
+        (  # exact totals, but the worker is killed after the computation: nothing had to be recovered
+            "client.wait_for_workers(2)\n"
+            "totals_after_loss = utils.to_pandas(slow_groupby().compute())\n"
+            "time.sleep(0.5)\n"
+            "lost = cluster.kill_worker(1)",
+            "running no task",
+        ),
+        (  # exact totals, through the course's unencrypted client
+            "tls_client = client\n"
+            'tls_totals = utils.to_pandas(df.groupby("customer_id")["sales_amount"].sum().compute())',
+            "unencrypted",
+        ),
+    ],
 }
 
 
