@@ -4,10 +4,7 @@ address errors and an external scheduler. Backend choice itself is in test_backe
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import dask
 import dask.dataframe as dd
@@ -186,41 +183,13 @@ def test_a_scheduler_address_with_nothing_behind_it_fails_fast_and_clearly(monke
     assert "unset DASK_SCHEDULER_ADDRESS" in message and "`dask scheduler`" in message
 
 
-def _wait_for(path: Path, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{path} did not appear")
-        time.sleep(0.2)
-
-
 @pytest.fixture
-def external_cluster(tmp_path):
+def external_cluster():
     """A real `dask scheduler` and `dask worker` in separate processes, as on a multi-node cluster."""
-    scheduler_file = tmp_path / "scheduler.json"
-    dask_cli = [str(Path(sys.executable).with_name("dask"))]
-    env = {**os.environ, "DASK_DISTRIBUTED__LOGGING__DISTRIBUTED": "error"}
-    scheduler = subprocess.Popen(
-        [*dask_cli, "scheduler", "--host", "127.0.0.1", "--port", "0", "--dashboard-address", "127.0.0.1:0",
-         "--scheduler-file", str(scheduler_file)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    worker = None
-    try:
-        _wait_for(scheduler_file)
-        worker = subprocess.Popen(
-            [*dask_cli, "worker", "--scheduler-file", str(scheduler_file), "--host", "127.0.0.1", "--nworkers", "1",
-             "--nthreads", "1", "--no-dashboard", "--memory-limit", "1GiB"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        import json
+    from utils.processes import external_cluster as processes
 
-        yield json.loads(scheduler_file.read_text())["address"]
-    finally:
-        for process in (worker, scheduler):
-            if process is not None:
-                process.terminate()
-                process.wait(timeout=30)
+    with processes(n_workers=1, threads_per_worker=1, memory_limit="1GiB") as cluster:
+        yield cluster.address
 
 
 @pytest.mark.slow
