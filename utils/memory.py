@@ -12,9 +12,6 @@ from typing import Any
 
 import pandas as pd
 
-# Memory fractions of ``distributed.worker.memory``: target (managed data, start spilling),
-# spill (process memory, spill more), pause (stop running tasks), terminate (nanny restarts).
-THRESHOLDS = ("target", "spill", "pause", "terminate")
 DEMO_WORKER_LIMIT = 2 * 2**30  # the process limit of a demo worker: far above its baseline
 
 
@@ -73,7 +70,9 @@ def demo_budget(data_bytes: int, ratio: float = 3.0, workers: int = 2) -> Memory
 
 
 def _probe(dask_worker: Any) -> dict[str, Any]:
-    """Runs on each worker: its limit, thresholds, and what it holds in memory and on disk."""
+    """Runs on each worker: its limit, the ``distributed.worker.memory`` fractions (target: managed
+    data, start spilling; spill: process memory; pause; terminate: the nanny restarts it), and what
+    it holds in memory and on disk."""
     import dask
 
     manager = dask_worker.memory_manager
