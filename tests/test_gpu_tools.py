@@ -152,3 +152,14 @@ def test_numpy_twin_of_the_gpu_groupby_is_exact():
     result[10] += 1  # one cent off for one customer
     with pytest.raises(AssertionError, match="1 of 500 customers differ, e.g. customer 100010"):
         twin.assert_exact(result, expected, "NumPy twin")
+
+
+def test_the_gpu_environments_install_the_ucx_transport_for_distributed():
+    """protocol="ucx" needs the UCXX-based package for distributed; without it a GPU learner's
+    LocalCUDACluster(protocol="ucx") fails at start-up."""
+    import yaml
+
+    pip = (REPO / "requirements-gpu.txt").read_text()
+    assert "distributed-ucxx-cu12==0.52.*" in pip
+    conda = [d for d in yaml.safe_load((REPO / "environment.yml").read_text())["dependencies"] if isinstance(d, str)]
+    assert any(d.startswith("distributed-ucxx=0.52") for d in conda), conda

@@ -117,3 +117,31 @@ def test_hardware_label_uses_the_cluster_description_and_this_machine(monkeypatc
         "gpu backend (cudf); local cluster with 2 workers / 2 threads; "
         "GPUs: NVIDIA H100, NVIDIA H100; notebook machine: Test CPU 9000, 3 CPU cores"
     )
+
+
+def test_this_gpu_is_none_without_a_driver(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert machine.this_gpu() is None  # no NVIDIA driver here; the stand-in NVML tests cover a GPU
+
+
+@pytest.mark.parametrize(
+    ("module", "distribution"),
+    [
+        ("cudf", "cudf-cu12"), ("cudf", "cudf-cu13"), ("cudf", "cudf"),  # pip CUDA 12 / 13, conda
+        ("dask_cudf", "dask-cudf-cu13"), ("dask_cudf", "dask-cudf"),
+        ("dask_cuda", "dask-cuda"),
+        ("cupy", "cupy-cuda12x"), ("cupy", "cupy-cuda13x"), ("cupy", "cupy"),
+        ("rmm", "rmm-cu13"), ("pynvml", "nvidia-ml-py"),
+        ("distributed_ucxx", "distributed-ucxx-cu12"), ("distributed_ucxx", "distributed-ucxx-cu13"),
+        ("distributed_ucxx", "distributed-ucxx"),
+    ],
+)
+def test_package_version_knows_every_way_a_gpu_library_is_installed(monkeypatch, module, distribution):
+    """The version table must not say "not installed" for a conda or CUDA 13 install."""
+    def version(dist: str) -> str:
+        if dist == distribution:
+            return "26.10.0"
+        raise metadata.PackageNotFoundError(dist)
+
+    monkeypatch.setattr(machine.metadata, "version", version)
+    assert package_version(module) == "26.10.0"

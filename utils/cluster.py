@@ -22,7 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 from distributed import Client, LocalCluster
 
 from utils.backend import Backend, choose_backend, configure_dask, current_backend, missing_gpu_packages
-from utils.machine import cpu_count, gpu_count
+from utils.machine import cpu_count, this_gpu
 
 SCHEDULER_ENV_VAR = "DASK_SCHEDULER_ADDRESS"
 DASHBOARD_ENV_VAR = "COURSE_DASHBOARD_ADDRESS"
@@ -130,19 +130,42 @@ def _start_local_cluster(
     return LocalCluster(**options)
 
 
-def _worker_hardware() -> dict[str, Any]:
-    """Runs on each worker of an external cluster: what it can use."""
-    return {"gpus": gpu_count(), "gpu_packages_missing": missing_gpu_packages()}
+def _worker_hardware(dask_worker: Any) -> dict[str, Any]:
+    """Runs on each worker (``client.run``): the GPU it computes on, whether dask-cuda set it up
+    (its workers carry dask-cuda's plugins: CUDFSetup, RMMSetup, ...) and the GPU libraries it lacks."""
+    plugins = dask_worker.plugins.values()
+    return {
+        "gpu": this_gpu(),
+        "dask_cuda": any(type(plugin).__module__.split(".")[0] == "dask_cuda" for plugin in plugins),
+        "gpu_packages_missing": missing_gpu_packages(),
+    }
+
+
+def workers_hardware(client: Client) -> dict[str, dict[str, Any]]:
+    """What each worker of ``client``'s cluster reports about itself, by worker address."""
+    return dict(sorted(client.run(_worker_hardware).items()))
+
+
+def _is_gpu_worker(report: dict[str, Any]) -> bool:
+    return bool(report["gpu"]) and report["dask_cuda"] and not report["gpu_packages_missing"]
 
 
 def _choose_for_external(client: Client, requested: str | None) -> Backend:
-    reports = list(client.run(_worker_hardware).values())
+    """GPU only when every worker is a GPU worker: a dask-cuda worker with its own device and
+    cudf. Plain ``dask worker`` processes on a GPU machine see the GPUs through NVML and may
+    import cudf, but they are CPU workers (many threads, no device memory limit, no spilling)."""
+    reports = workers_hardware(client)
     if not reports:
         raise ValueError(f"the scheduler at {client.scheduler.address} has no workers; start some")
-    all_gpu = all(r["gpus"] > 0 and not r["gpu_packages_missing"] for r in reports)
-    gpus = sum(r["gpus"] for r in reports) if all_gpu else 0
+    gpu_workers = [report for report in reports.values() if _is_gpu_worker(report)]
+    all_gpu = len(gpu_workers) == len(reports)
+    gpus = len({report["gpu"]["uuid"] for report in gpu_workers}) if all_gpu else 0
     backend = choose_backend(requested, gpus=gpus)
-    return Backend(backend.name, f"external cluster: {backend.reason}")
+    reason = backend.reason
+    if not all_gpu and any(report["gpu"] for report in reports.values()):
+        reason = (f"{len(reports) - len(gpu_workers)} of {len(reports)} workers are not dask-cuda workers "
+                  "with a GPU and cudf (start GPU workers with `dask cuda worker`)")
+    return Backend(backend.name, f"external cluster: {reason}")
 
 
 def start_client(
@@ -215,10 +238,25 @@ def dashboard_address(client: Client) -> str:
     return f"http://{host}:{port}"
 
 
+def _gpus_of(client: Client, workers: Any) -> tuple[list[str], int]:
+    """Names of the distinct GPUs the workers compute on, and how many workers have one. Asked of
+    the workers themselves; where they cannot answer (``utils`` not importable there), what the
+    scheduler recorded at their start."""
+    try:
+        reports = [report["gpu"] for report in workers_hardware(client).values() if report["gpu"]]
+    except Exception:
+        reports = [{"name": w["gpu"]["name"], "uuid": address} for address, w in workers.items()
+                   if isinstance(w.get("gpu"), dict) and w["gpu"].get("name")]
+    devices = {report["uuid"]: report["name"] for report in reports}
+    return list(devices.values()), len(reports)
+
+
 def describe(client: Client) -> dict[str, Any]:
-    """Backend, workers, threads, memory and GPUs of the cluster behind ``client``."""
-    workers = client.scheduler_info(n_workers=-1)["workers"].values()
-    gpus = [w["gpu"]["name"] for w in workers if isinstance(w.get("gpu"), dict) and "name" in w["gpu"]]
+    """Backend, workers, threads, memory and GPUs of the cluster behind ``client``. ``gpus`` names
+    each distinct GPU the workers compute on (whatever the backend); ``gpu_workers`` counts the
+    workers that have one (several workers may share a GPU)."""
+    workers = client.scheduler_info(n_workers=-1)["workers"]
+    gpus, gpu_workers = _gpus_of(client, workers)
     backend = current_backend()
     try:
         dashboard: str | None = dashboard_link(client)
@@ -229,19 +267,27 @@ def describe(client: Client) -> dict[str, Any]:
         "dataframe_library": backend.dataframe_library,
         "reason": backend.reason,
         "workers": len(workers),
-        "threads": sum(w["nthreads"] for w in workers),
-        "memory_bytes": sum(w.get("memory_limit") or 0 for w in workers),
+        "threads": sum(w["nthreads"] for w in workers.values()),
+        "memory_bytes": sum(w.get("memory_limit") or 0 for w in workers.values()),
         "gpus": gpus,
+        "gpu_workers": gpu_workers,
         "external": client.cluster is None,
         "dashboard": dashboard,
     }
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def summary(client: Client) -> str:
     """A short, readable description of the cluster, printed by ``start_client``."""
     info = describe(client)
     where = "external scheduler" if info["external"] else "local cluster"
-    gpus = ", ".join(info["gpus"]) if info["gpus"] else "none"
+    gpus = "none"
+    if info["gpus"]:
+        gpus = (f"{', '.join(info['gpus'])} ({_plural(info['gpu_workers'], 'worker')} on "
+                f"{_plural(len(info['gpus']), 'GPU')})")
     return "\n".join(
         [
             f"Backend   : {info['backend']} ({info['dataframe_library']}) - {info['reason']}",

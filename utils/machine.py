@@ -34,9 +34,11 @@ _DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "cupy": ("cupy-cuda12x", "cupy-cuda13x", "cupy"),
     "rmm": ("rmm-cu12", "rmm-cu13", "rmm"),
     "pynvml": ("nvidia-ml-py", "pynvml"),
+    "distributed_ucxx": ("distributed-ucxx-cu12", "distributed-ucxx-cu13", "distributed-ucxx"),  # protocol="ucx"
 }
 COURSE_PACKAGES = (
     "dask", "distributed", "pandas", "pyarrow", "numpy", "bokeh", "cudf", "dask_cudf", "dask_cuda", "cupy",
+    "distributed_ucxx",
 )
 
 
@@ -93,6 +95,31 @@ def gpu_count() -> int:
     if physical == 0:
         return 0
     return len(visible_gpu_indices(physical, os.environ.get("CUDA_VISIBLE_DEVICES")))
+
+
+def this_gpu() -> dict[str, Any] | None:
+    """The GPU this process computes on, as NVML names it (``name``, ``uuid``, ``memory_bytes``),
+    or None where it may use none. CUDA numbers a process's devices from the first entry of its
+    ``CUDA_VISIBLE_DEVICES``, which is how dask-cuda gives each worker its own GPU.
+
+    Run it on the workers (``client.run``) to learn their GPUs: the scheduler's record of a
+    nanny-spawned worker (``LocalCUDACluster``, ``dask cuda worker``) has no GPU name, because
+    NVML starts in the worker after its start-up information was taken."""
+    if gpu_count() == 0:
+        return None
+    try:
+        from distributed.diagnostics import nvml
+
+        first = visible_gpu_indices(_nvml_device_count(), os.environ.get("CUDA_VISIBLE_DEVICES"))[0]
+        facts = nvml.one_time()  # the first visible device: name and total memory
+        uuid = nvml.get_device_index_and_uuid(first).uuid
+    except Exception:  # an NVML that answers the count but not the details: no usable facts
+        return None
+    return {"name": _text(facts["name"]), "uuid": _text(uuid), "memory_bytes": facts["memory-total"]}
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)  # older pynvml releases: bytes
 
 
 def installed(module: str) -> bool:

@@ -1,0 +1,1 @@
+"""Stand-in: makes ``cudf`` importable (``utils.machine.installed``) on a test's workers. No GPU code."""
