@@ -1,8 +1,18 @@
 # Thin wrappers over the real commands (see README.md). Needs Python >= 3.11 and make.
 PYTHON ?= python3
 VENV   ?= .venv
+# An activated conda environment other than base (CONDA_PREFIX set, CONDA_DEFAULT_ENV not "base",
+# e.g. `conda activate dask-gpu-course` from environment.yml) is used as it is: its Python, with
+# only the course package and its kernel installed into it. Otherwise the pinned CPU .venv.
+CONDA_ENV := $(if $(filter-out base,$(or $(CONDA_DEFAULT_ENV),active)),$(CONDA_PREFIX),)
+ifneq ($(strip $(CONDA_ENV)),)
+BIN    := $(CONDA_ENV)/bin
+STAMP  := $(CONDA_ENV)/.dask-course-installed
+$(info make: using the active conda environment $(CONDA_ENV) (deactivate it to use $(VENV)))
+else
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+endif
 export COURSE_SCALE ?= small
 # JupyterLab refuses to start as root (common in containers) unless told it may.
 LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
@@ -23,6 +33,13 @@ test-external: $(STAMP)  ## every notebook under nbval against separate `dask sc
 
 venv: $(STAMP)
 
+ifneq ($(strip $(CONDA_ENV)),)
+$(STAMP): pyproject.toml  # the conda environment brings the libraries; add the course package and kernel
+	$(BIN)/python -c 'import sys; sys.exit("error: Python >= 3.11 needed, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)" >/dev/null
+	touch $(STAMP)
+else
 $(STAMP): requirements.txt constraints.txt pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit("error: Python >= 3.11 needed, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +48,7 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)" >/dev/null
 	touch $(STAMP)
+endif
 
 data: $(STAMP)  ## generate the dataset for $$COURSE_SCALE (default: small, 10 M rows)
 	$(BIN)/python -m utils.datagen --scale $(COURSE_SCALE)
@@ -48,6 +66,7 @@ gpu-check: $(STAMP)  ## run the GPU tests (tests/gpu) and write reports/gpu-chec
 	$(BIN)/python -m tools.gpu_check
 
 constraints:
+	@test -z "$(strip $(CONDA_ENV))" || { echo "error: constraints.txt pins the CPU .venv; run make constraints outside the conda environment (conda deactivate)" >&2; exit 2; }
 	$(BIN)/python -m pip freeze --exclude-editable | sed '1i # Full pin set of the CPU environment (pip freeze of requirements.txt on Python 3.11, Linux x86_64).\n# Regenerate with: make constraints' > constraints.txt
 
 clean-data:  ## delete generated datasets, temporaries and notebook scratch copies in $$COURSE_DATA_DIR (default data/)
