@@ -163,3 +163,88 @@ def test_the_gpu_environments_install_the_ucx_transport_for_distributed():
     assert "distributed-ucxx-cu12==0.52.*" in pip
     conda = [d for d in yaml.safe_load((REPO / "environment.yml").read_text())["dependencies"] if isinstance(d, str)]
     assert any(d.startswith("distributed-ucxx=0.52") for d in conda), conda
+
+
+def test_gpu_check_waits_for_the_workers_it_was_promised():
+    """--workers N: the shared-GPU step waits for its workers instead of sleeping, and says in one
+    line how many came (checked here on a CPU cluster: the waiting is not GPU-specific)."""
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        assert gpu_check.wait_for_workers(cluster.scheduler_address, 1, timeout=10) is None
+        line = gpu_check.wait_for_workers(cluster.scheduler_address, 2, timeout=1)
+    assert line == (f"error: 1 of 2 workers joined the scheduler at {cluster.scheduler_address} within 1 s; "
+                    "see the workers' logs")
+
+
+def test_gpu_check_worker_options_need_a_scheduler(capsys, tmp_path):
+    assert gpu_check.main(["--report-dir", str(tmp_path / "r"), "--workers", "2"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "give --scheduler-address too" in err
+
+
+def test_preflight_without_the_stack_stops_in_one_line_naming_what_is_missing(tmp_path):
+    """`python -S` with only the repository on the path: nothing of the Dask stack is importable."""
+    done = subprocess.run([sys.executable, "-S", "-m", "tools.gpu_preflight"], cwd=REPO,
+                          env={"PYTHONPATH": str(REPO), "PATH": os.environ.get("PATH", "")},
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: preflight: "), lines
+    for missing in ("packaging cannot be imported", "import dask: ModuleNotFoundError: No module named 'dask'",
+                    "import dask_cuda: ModuleNotFoundError", "import pytest: ModuleNotFoundError",
+                    "`dask cuda worker` is unknown"):
+        assert missing in lines[0]
+    assert "nothing was run on the GPU" in lines[0]
+
+
+def test_preflight_versions_carried_wins_machine_ranges_and_markers(tmp_path):
+    from tools import gpu_preflight
+
+    listing = tmp_path / "packages.txt"
+    listing.write_text("# comment\ncarry pandas==0.0.1\nhave numpy>=1.26  # ok\nhave pytest>=99\n"
+                       "have no-such-package-here>=1\nhave pyarrow>=1; python_version < '3'\n")
+    packages = gpu_preflight.read_packages(listing)
+    assert packages[1] == gpu_preflight.Package("have", "numpy", ">=1.26")
+    assert packages[4].marker == "python_version < '3'"
+    lines, problems = gpu_preflight.check_versions(packages, carried=None, skip=set())
+    assert any(line.startswith("  ok    have numpy>=1.26: ") for line in lines)
+    assert "  n/a   have pyarrow>=1 (only where python_version < '3')" in lines
+    assert problems == [
+        f"pandas {metadata_version('pandas')} does not meet ==0.0.1",
+        f"pytest {metadata_version('pytest')} does not meet >=99",
+        "no-such-package-here is not installed (have no-such-package-here>=1)",
+    ]
+    # a carried pin that is met, but by the machine's copy rather than the carried wheels
+    listing.write_text(f"carry pandas=={metadata_version('pandas')}\n")
+    _, problems = gpu_preflight.check_versions(gpu_preflight.read_packages(listing), carried=tmp_path, skip=set())
+    assert len(problems) == 1 and "not from the carried wheels" in problems[0]
+    listing.write_text("carry pandas>=3\n")
+    with pytest.raises(ValueError, match="expected 'carry NAME==VERSION'"):
+        gpu_preflight.read_packages(listing)
+
+
+def metadata_version(name: str) -> str:
+    from importlib import metadata
+
+    return metadata.version(name)
+
+
+def test_the_carried_versions_are_the_course_pins():
+    """What the offline run carries is what learners install: constraints.txt / requirements-gpu.txt."""
+    from test_environment_files import ENVIRONMENTS, _normalise
+
+    from tools.gpu_preflight import PACKAGES, read_packages
+
+    packages = read_packages(PACKAGES)
+    carried = {_normalise(p.name): p.spec.removeprefix("==") for p in packages if p.kind == "carry"}
+    have = {_normalise(p.name) for p in packages if p.kind == "have"}
+    assert not carried.keys() & have, "a package is both carried and expected on the machine"
+    constraints = ENVIRONMENTS["constraints.txt"]
+    for name, version in carried.items():
+        if name == "dask-cuda":
+            assert "dask-cuda[cu12]==26.10.*" in (REPO / "requirements-gpu.txt").read_text()
+            assert version.startswith("26.10.")
+        else:
+            pinned = constraints.get(name)
+            assert pinned == version, f"{name}: carried {version}, constraints.txt {pinned}"

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Dry run of gpu-check.sh on this machine (no GPU, Python 3.11 here): a sandbox that holds only
+#   - the carried packages (the same versions as .whl/, as CPython 3.11 wheels: fetch-wheels.sh),
+#   - the GPU machine's own packages named by the 'have' lines of .ci/device/packages.txt, installed
+#     from wheels (at the CPU environment's versions where constraints.txt pins them), except
+#     cupy-cuda13x (needs the CUDA libraries: skipped and named as skipped) and nvidia-ml-py
+#     (replaced by the stand-in pynvml in tests/standins/nvml),
+# run with `python -S` (no site-packages: nothing of this machine's environments leaks in), up to
+# the end of the preflight. Needs PyPI. Usage: bash .ci/device/dry-run.sh [SANDBOX_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+SANDBOX=${1:-$(mktemp -d /tmp/gpu-dry-run.XXXXXX)}
+PIP_PYTHON=${PIP_PYTHON:-.venv/bin/python}
+PY=${PY:-.venv/bin/python}
+py_version=$("$PY" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
+echo "== sandbox $SANDBOX (Python $py_version)"
+PY_VERSION=$py_version DEST="$SANDBOX/wheels" PIP_PYTHON="$PIP_PYTHON" bash .ci/device/fetch-wheels.sh
+mapfile -t have < <(sed -n 's/^have[[:space:]]\+\([^#]*[^#[:space:]]\).*/\1/p' .ci/device/packages.txt \
+  | grep -v -e '^cupy-cuda13x' -e '^nvidia-ml-py')
+rm -rf "$SANDBOX/machine-wheels" "$SANDBOX/machine"
+"$PIP_PYTHON" -m pip download --quiet --no-deps --only-binary=:all: --python-version "$py_version" \
+  --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
+  --platform manylinux_2_24_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+  -c constraints.txt -d "$SANDBOX/machine-wheels" "${have[@]}"
+"$PIP_PYTHON" -m pip install --quiet --no-index --no-deps --no-compile --target "$SANDBOX/machine" \
+  "$SANDBOX"/machine-wheels/*.whl
+echo "== gpu-check.sh with DRY_RUN=1"
+DRY_RUN=1 PYTHON="$PY" PYTHON_FLAGS=-S PIP_PYTHON="$PIP_PYTHON" WHEELS="$SANDBOX/wheels" SITE="$SANDBOX/site" \
+  EXTRA_PATH="$SANDBOX/machine:$PWD/tests/standins/nvml" PREFLIGHT_SKIP="cupy cupy-cuda13x nvidia-ml-py" \
+  bash .ci/device/gpu-check.sh
