@@ -170,6 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     skip = {_normal(name) for name in args.skip}
     carried = args.carried.resolve() if args.carried else None
     print(f"preflight: Python {sys.version.split()[0]} at {sys.executable}; carried wheels: {carried or 'none'}")
+    print(f"preflight: sys.path = {[entry for entry in sys.path if entry]}")
     try:
         packages = read_packages(args.packages)
     except (OSError, ValueError) as error:
