@@ -135,6 +135,17 @@ class Dataset:
         """``read_csv`` arguments valid for both pandas and cudf (no engine=, assume_missing=)."""
         return {"dtype": dict(CSV_DTYPES), "parse_dates": ["timestamp"]}
 
+    @property
+    def parquet_kwargs(self) -> dict:
+        """``read_parquet`` arguments that keep one partition per Parquet file on the backend Dask
+        is configured for now. dask_cudf fuses small files up to ``blocksize`` (default 1/32 of one
+        GPU's memory) while planning, so file and partition counts differ from pandas unless
+        ``blocksize=None``; the pandas backend takes no such argument (it fuses only after a column
+        projection, which ``blocksize`` does not switch off)."""
+        from utils.backend import current_backend  # lazy: the backend is read at call time
+
+        return {"blocksize": None} if current_backend().name == "gpu" else {}
+
     # --- the customers table ------------------------------------------------------------------
 
     @property
