@@ -4,7 +4,7 @@ module the run needs, print where each comes from and its version, and check the
 
     python -m tools.gpu_preflight [--packages .ci/device/packages.txt] [--carried /tmp/site] [--skip NAME ...]
 
-A GPU session without network access is short: an import error found there wastes it, so this runs
+Time on a GPU machine without network access is short: an import error found there wastes it, so this runs
 first and uses only the standard library until it has checked that ``packaging`` is there. Exit
 status 0 when everything is in place, 2 otherwise. ``--skip`` leaves out modules or distributions
 that a dry run on a machine without CUDA cannot have (``cupy``); the skips are printed.
