@@ -272,3 +272,29 @@ def test_run_all_never_answers(tmp_path):
     score = next(cell for cell in code if cell.source == "quiz.score()")
     printed = "".join(o.get("text", "") for o in score.outputs)
     assert printed.startswith(NOT_ANSWERED)
+
+
+# ---------------------------------------------------------------- the exam map
+
+EXAM_MAP = ROOT / "docs" / "exam-map.md"
+DOMAINS = ("Data Analysis", "Data Manipulation and Software Literacy", "Data Preparation", "GPU and Cloud Computing",
+           "Machine Learning", "MLOps")
+MAP_ROW = re.compile(r"^\| (\d\d) §(\d+) (.+?) \| .+ \| (.+) \|$", re.M)
+
+
+def test_the_exam_map_names_every_domain_and_what_is_not_covered():
+    text = EXAM_MAP.read_text()
+    for domain in DOMAINS:
+        assert f"\n## {domain}\n" in text, f"no section for {domain}"
+    assert "\n## What the course does not cover\n" in text
+
+
+@pytest.mark.parametrize("row", MAP_ROW.findall(EXAM_MAP.read_text()), ids=lambda row: f"{row[0]}§{row[1]}")
+def test_every_exam_map_row_names_a_real_section_and_review_topic(row):
+    number, section, title, topic = row
+    for name in topic.split("; "):
+        assert name == "—" or name in RAW["topics"].values(), f"{name!r} is not a review topic's title"
+    notebooks = sorted(NOTEBOOK_DIR.glob(f"{number}_*.ipynb"))
+    if not notebooks:
+        pytest.skip(f"no notebook {number}_*.ipynb in notebooks/ yet: section {section} is checked once it is added")
+    assert f"{section} · {title}" in _headings(notebooks[0]), f"{notebooks[0].name} has no '## {section} · {title}'"
