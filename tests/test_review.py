@@ -115,11 +115,13 @@ def test_every_wrong_option_is_graded_wrong_and_explained(raw, capsys):
     for letter, option in raw["options"].items():
         if letter in right:
             continue
-        assert quiz.answer(raw["id"], letter) is False
+        quiz.answer(raw["id"], letter)
+        assert quiz.result(raw["id"]) is False
         shown = capsys.readouterr().out
         assert shown.startswith("✗") and option["why"].strip() in shown
         assert all(raw["options"][r]["why"].strip() in shown for r in right), "the right option's reason is shown"
-    assert quiz.answer(raw["id"], ", ".join(reversed(right))) is True
+    quiz.answer(raw["id"], ", ".join(reversed(right)))
+    assert quiz.result(raw["id"]) is True
     assert capsys.readouterr().out.startswith("✓")
 
 
@@ -150,8 +152,10 @@ def test_an_unknown_question_is_refused():
 @pytest.mark.parametrize("empty", ["", "   ", None])
 def test_an_empty_answer_is_not_answered_yet(empty, capsys):
     quiz = Quiz()
-    assert quiz.answer("scheduler-role", "b") is True
-    assert quiz.answer("scheduler-role", empty) is None
+    quiz.answer("scheduler-role", "b")
+    assert quiz.result("scheduler-role") is True
+    quiz.answer("scheduler-role", empty)
+    assert quiz.result("scheduler-role") is None
     assert NOT_ANSWERED in capsys.readouterr().out
     assert quiz.answers == {}, "an emptied answer no longer counts"
 

@@ -288,20 +288,26 @@ class Quiz:
         """The question and its options, for display."""
         return _Markdown(self.bank.question(question_id).markdown())
 
-    def answer(self, question_id: str, raw: Any) -> bool | None:
-        """Grade ``raw`` and print the feedback; ``None`` (and "not answered yet") when it is empty.
+    def answer(self, question_id: str, raw: Any) -> None:
+        """Grade ``raw`` and print the feedback, or "not answered yet" when it is empty.
 
-        An empty answer also forgets an earlier one, so the score always matches the cells.
+        An empty answer also forgets an earlier one, so the score always matches the cells. Nothing
+        is returned, so the cell shows the feedback only.
         """
         question = self.bank.question(question_id)
         chosen = question.parse(raw)
         if chosen is None:
             self.answers.pop(question.id, None)
             print(f"{question.id}: {NOT_ANSWERED}: type your option letter between the quotes, then run this cell")
-            return None
+            return
         self.answers[question.id] = chosen
         print(question.feedback(chosen))
-        return question.is_right(chosen)
+
+    def result(self, question_id: str) -> bool | None:
+        """Whether the recorded answer to a question is right (``None``: not answered yet)."""
+        question = self.bank.question(question_id)
+        chosen = self.answers.get(question.id)
+        return None if chosen is None else question.is_right(chosen)
 
     def score(self) -> pd.DataFrame:
         """Right answers per topic, and the sections to revisit for every wrong one."""
