@@ -134,3 +134,69 @@ def test_fix_strips_unchecked_outputs_only_and_adds_ids(tmp_path):
     assert fixed.cells[2].outputs[0]["text"] == "✓ answer"
     assert (fixed.nbformat, fixed.nbformat_minor) == (4, 5) and all("id" in cell for cell in fixed.cells)
     assert check_notebook(path) == []
+
+
+# ---------------------------------------------------------------- the review notebook's own rules
+
+REVIEW = ROOT / "notebooks" / "09_review.ipynb"
+FIRST_ANSWER = 'quiz.answer("scheduler-role", "")'
+
+
+def _code_index(nb, text: str) -> int:
+    return next(i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and cell.source.endswith(text))
+
+
+def _review_problems(tmp_path, break_it=None, name="09_review.ipynb") -> list[str]:
+    nb = nbformat.read(REVIEW, as_version=4)
+    if break_it is not None:
+        break_it(nb)
+    path = tmp_path / name
+    nbformat.write(nb, path)
+    return check_notebook(path)
+
+
+def test_the_review_is_exempt_from_the_lesson_rules_only(tmp_path):
+    """As a review it conforms; the same cells as a lesson lack a cluster, exercises and a footer."""
+    assert _review_problems(tmp_path) == []
+    as_lesson = _review_problems(tmp_path, name="09_quiz.ipynb")
+    for problem in ("start_client", "no exercise", "## Summary", "shutdown"):
+        assert any(problem in p for p in as_lesson), (problem, as_lesson)
+
+
+def _swap(nb, i: int, j: int) -> None:
+    nb.cells[i], nb.cells[j] = nb.cells[j], nb.cells[i]
+
+
+def _set_heading(nb, old: str, new: str) -> None:
+    cell = next(c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith(old))
+    cell.source = cell.source.replace(old, new, 1)
+
+
+@pytest.mark.parametrize(
+    ("break_it", "problem"),
+    [
+        (lambda nb: setattr(nb.cells[_code_index(nb, FIRST_ANSWER)], "source", FIRST_ANSWER.replace('""', '"b"')),
+         "ships the answer \"b\""),
+        (lambda nb: nb.cells.pop(_code_index(nb, FIRST_ANSWER)),
+         "'scheduler-role' is asked 1 and answered 0 times"),
+        (lambda nb: nb.cells.insert(3, nbformat.v4.new_code_cell('quiz.ask("scheduler-role")')),
+         "'scheduler-role' is asked 2"),
+        (lambda nb: _swap(nb, _code_index(nb, FIRST_ANSWER), _code_index(nb, FIRST_ANSWER) - 1),
+         "must follow its quiz.ask cell"),
+        (lambda nb: nb.cells.insert(4, nbformat.v4.new_code_cell('quiz.ask("no-such-question")')),
+         "'no-such-question' is not in the bank"),
+        (lambda nb: nb.cells.pop(_code_index(nb, "quiz.score()")), "no quiz.score() cell"),
+        (lambda nb: nb.cells.insert(4, nbformat.v4.new_code_cell("print(quiz)")), "a review code cell is"),
+        (lambda nb: _set_heading(nb, "## 1 · Cluster set-up and roles", "## 1 · Clusters"),
+         "not its topic's heading '1 · Cluster set-up and roles'"),
+        (lambda nb: _set_heading(nb, "## What's next", "## Summary"), "is not '## N · Topic'"),
+        (lambda nb: nb.cells[_code_index(nb, FIRST_ANSWER)].outputs.append(
+            nbformat.v4.new_output("stream", text="✓ right (b)")), "stored outputs"),
+        (lambda nb: nb.metadata["kernelspec"].update(display_name="Python 3 (ipykernel)"), "is not the course kernel"),
+        (lambda nb: setattr(nb.cells[0], "source", nb.cells[0].source.replace("**Time.**", "Time:")),
+         "header cell lacks '**Time.**'"),
+    ],
+)
+def test_the_review_checker_reports_violations(tmp_path, break_it, problem):
+    problems = _review_problems(tmp_path, break_it)
+    assert any(problem in p for p in problems), problems

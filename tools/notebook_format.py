@@ -8,6 +8,12 @@ what can be fixed.
 Only cells marked ``# NBVAL_CHECK_OUTPUT`` keep outputs in git: they are the expected results
 nbval compares against; every other output varies (timings, ports) and is stripped.
 
+The review notebook (``NN_review.ipynb``) is a quiz, not a lesson, and has its own rules
+(``check_review``): the same metadata and header, a setup cell that creates ``review.Quiz()``, one
+``quiz.ask(id)`` cell followed by one ``quiz.answer(id, "")`` cell per question of the bank (shipped
+empty, so Run All never answers), under ``## N · Topic`` headings in the bank's order, then
+``## Your score`` with ``quiz.score()`` and ``## What's next``; no exercises and no cluster.
+
 An exercise is four cells: a markdown prompt, a code cell holding only ``# Your code here``
 comments (so Run All never writes an answer for the learner), a markdown cell with the solution
 in a collapsed ``<details>`` block (one click away, never executed by Run All, and the single
@@ -28,6 +34,10 @@ CHECK_MARK = "# NBVAL_CHECK_OUTPUT"
 EXERCISE_MARK = "# Your code here"
 GRADE_CALL = "checks.grade("
 TEMPLATE_NAME = "_template.ipynb"
+REVIEW_NAME = re.compile(r"^\d\d_review\.ipynb$")
+ASK = re.compile(r'^(# NBVAL_CHECK_OUTPUT\n)?quiz\.ask\("([^"]+)"\)$')
+ANSWER = re.compile(r'^quiz\.answer\("([^"]+)", (.*?)\)(\s*#.*)?$')
+REVIEW_SECTION = re.compile(r"^## (\d+ · \S.*|Your score|What's next)$")
 HEADER_SECTIONS = ("**Overview.**", "**Prerequisites.**", "**Time.**", "**Exam domains.**")
 FOOTER_SECTIONS = ("## Summary", "## Review questions", "## What's next")
 TITLE = re.compile(r"^# (\d\d|NN) · \S.*")
@@ -110,6 +120,8 @@ def check_notebook(path: Path) -> list[str]:
     nb = nbformat.read(path, as_version=4)
     problems = _check_metadata(nb)
     cells = nb.cells
+    if REVIEW_NAME.match(path.name):
+        return [f"{path.name}: {p}" for p in problems + check_review(path, cells)]
     if len(cells) < 4:
         return [f"{path.name}: only {len(cells)} cells"]
     problems += _check_header(path, cells)
@@ -132,7 +144,7 @@ def _check_metadata(nb) -> list[str]:
     return problems
 
 
-def _check_header(path: Path, cells) -> list[str]:
+def _check_title(path: Path, cells) -> list[str]:
     problems = []
     head = source(cells[0])
     title = TITLE.match(head.splitlines()[0]) if cells[0].cell_type == "markdown" and head else None
@@ -143,6 +155,11 @@ def _check_header(path: Path, cells) -> list[str]:
     for section in HEADER_SECTIONS:
         if section not in head:
             problems.append(f"header cell lacks '{section}'")
+    return problems
+
+
+def _check_header(path: Path, cells) -> list[str]:
+    problems = _check_title(path, cells)
     setup = cells[1]
     if setup.cell_type != "code" or "utils" not in source(setup) or "start_client(" not in source(setup):
         problems.append("second cell must be the one setup cell: imports + utils.start_client(...)")
@@ -217,6 +234,88 @@ def _check_exercise(cells, i: int) -> list[str]:
     check = cells[i + 2] if i + 2 < len(cells) else None
     if check is None or check.cell_type != "code" or GRADE_CALL not in source(check):
         problems.append(f"exercise cell {i} must be followed (after its solution) by a {GRADE_CALL}...) cell")
+    return problems
+
+
+def check_review(path: Path, cells, bank=None) -> list[str]:
+    """The review notebook's rules: every bank question asked and answered once, shipped empty."""
+    from utils.review import load_bank
+
+    bank = bank if bank is not None else load_bank()
+    if len(cells) < 2:
+        return [f"only {len(cells)} cells"]
+    problems = _check_title(path, cells)
+    if cells[1].cell_type != "code" or "review.Quiz(" not in source(cells[1]):
+        problems.append("second cell must be the setup cell creating quiz = review.Quiz()")
+    shown: list[tuple[str, str]] = []  # (section heading, question id), in notebook order
+    answered: list[str] = []
+    heading, score_at, last_answer, footer = "", None, -1, {}
+    for i, cell in enumerate(cells):
+        src = source(cell).strip()
+        if cell.cell_type == "markdown":
+            for line in src.splitlines():
+                if line.startswith("## ") and not REVIEW_SECTION.match(line):
+                    problems.append(f"cell {i}: section heading {line!r} is not '## N · Topic', "
+                                    "'## Your score' or '## What\'s next'")
+                elif line.startswith("## "):
+                    heading = line[3:]
+                    footer.setdefault(heading, i)
+            continue
+        if cell.get("metadata", {}).get("jupyter", {}).get("source_hidden"):
+            problems.append(f"cell {i} is a hidden code cell")
+        if cell.get("outputs") and CHECK_MARK not in src:
+            problems.append(f"cell {i} has stored outputs but is not marked {CHECK_MARK}")
+        for pattern, why in FORBIDDEN:
+            if pattern.search(src):
+                problems.append(f"cell {i} {why}")
+        if i == 1:
+            continue
+        ask, answer = ASK.match(src), ANSWER.match(src)
+        if ask:
+            shown.append((heading, ask.group(2)))
+        elif answer:
+            if answer.group(2) != '""':
+                problems.append(f"cell {i}: answer cell for {answer.group(1)!r} ships the answer "
+                                f"{answer.group(2)}; ship it empty (\"\") so Run All never answers")
+            if not shown or shown[-1][1] != answer.group(1) or cells[i - 1].cell_type != "code":
+                problems.append(f"cell {i}: the answer cell for {answer.group(1)!r} must follow its quiz.ask cell")
+            answered.append(answer.group(1))
+            last_answer = i
+        elif src == "quiz.score()":
+            score_at = i
+        else:
+            problems.append(f"cell {i}: a review code cell is quiz.ask(id), quiz.answer(id, \"\") or quiz.score(); "
+                            f"found {src.splitlines()[0] if src else 'an empty cell'!r}")
+    problems += _check_review_coverage(bank, shown, answered)
+    if score_at is None:
+        problems.append("no quiz.score() cell (the score per topic at the end)")
+    elif "Your score" not in footer or not last_answer < footer["Your score"] < score_at:
+        problems.append("quiz.score() must come after every answer, under '## Your score'")
+    if "What's next" not in footer or (score_at is not None and footer["What's next"] < score_at):
+        problems.append("missing a '## What's next' section after the score")
+    return problems
+
+
+def _check_review_coverage(bank, shown: list[tuple[str, str]], answered: list[str]) -> list[str]:
+    problems = []
+    ids = [q.id for q in bank.questions]
+    asked = [question_id for _, question_id in shown]
+    for question_id in dict.fromkeys(asked + answered):
+        if question_id not in ids:
+            problems.append(f"question {question_id!r} is not in the bank")
+    for question_id in ids:
+        if asked.count(question_id) != 1 or answered.count(question_id) != 1:
+            problems.append(f"question {question_id!r} is asked {asked.count(question_id)} and answered "
+                            f"{answered.count(question_id)} times; each bank question once")
+    if not problems and asked != ids:
+        problems.append("questions are not in the bank's order (grouped by topic)")
+    titles = list(bank.topics.values())
+    for heading, question_id in shown:
+        if question_id in ids:
+            title = bank.topics[bank.question(question_id).topic]
+            expected = f"{titles.index(title) + 1} · {title}"
+            if heading != expected:
+                problems.append(f"question {question_id!r} is under {heading!r}, not its topic's heading {expected!r}")
     return problems
 
 
