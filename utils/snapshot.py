@@ -14,6 +14,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,15 +154,23 @@ def save_dashboard_png(
     The page is fetched from the scheduler directly (``utils.cluster.dashboard_address``), not
     through a JupyterHub proxy. ``while_open`` runs after the page has loaded (e.g. a computation,
     so the live plots have something to draw); ``settle_s`` lets the plots catch up before the
-    picture is taken. Raises ``BrowserUnavailable`` where Playwright or Chromium is missing."""
+    picture is taken. Raises ``BrowserUnavailable`` where Playwright or Chromium is missing.
+    Runs in a thread of its own: Playwright's synchronous API refuses to run inside an asyncio
+    event loop, and a Jupyter kernel's main thread has one."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with browser_page() as tab:
-        open_dashboard(tab, f"{dashboard_address(client)}/{page.lstrip('/')}")
-        if while_open is not None:
-            while_open()
-        tab.wait_for_timeout(settle_s * 1000)
-        tab.screenshot(path=str(target))
+    url = f"{dashboard_address(client)}/{page.lstrip('/')}"
+
+    def take() -> None:
+        with browser_page() as tab:
+            open_dashboard(tab, url)
+            if while_open is not None:
+                while_open()
+            tab.wait_for_timeout(settle_s * 1000)
+            tab.screenshot(path=str(target))
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="dashboard-snapshot") as pool:
+        pool.submit(take).result()
     return target
 
 
