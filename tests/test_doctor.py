@@ -66,6 +66,22 @@ def test_a_pin_mismatch_names_both_versions(tmp_path):
     assert f"pandas {pandas.__version__} (pinned 0.0.1)" in checks[0].detail
 
 
+def test_missing_test_tools_only_warn(tmp_path):
+    numpy_version = metadata.version("numpy")
+    pins = f"numpy=={numpy_version}\n# tests and notebook tooling\nno-such-tool==2.0"
+    requirements, constraints = _pin_files(tmp_path, pins)
+    checks = {c.name: c for c in doctor.check_versions(requirements, constraints)}
+    assert checks["course libraries"].status == doctor.OK and "1 pinned" in checks["course libraries"].detail
+    tools = checks["test tools"]
+    assert tools.status == doctor.WARN and "no-such-tool not installed (pinned 2.0)" in tools.detail
+
+
+def test_the_real_requirements_split_into_libraries_and_tools():
+    course, tooling = doctor.split_requirements(ROOT / "requirements.txt")
+    assert {"dask", "distributed", "pandas", "bokeh"} <= set(course) and not {"pytest", "playwright"} & set(course)
+    assert {"pytest", "nbval", "playwright"} <= set(tooling)
+
+
 def test_other_packages_off_their_pins_only_warn(tmp_path):
     numpy_version = metadata.version("numpy")
     requirements, constraints = _pin_files(tmp_path, f"numpy=={numpy_version}", "zict==0.0.1")

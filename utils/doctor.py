@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import sys
 import urllib.request
@@ -56,13 +57,16 @@ def _normalise(name: str) -> str:
     return name.lower().replace("_", "-").replace(".", "-")
 
 
-def read_pins(path: Path) -> dict[str, tuple[str, str]]:
+TOOLING_HEADING = re.compile(r"^#\s*tests\b", re.I)  # requirements.txt: "# tests and notebook tooling"
+
+
+def read_pins(path: Path, lines: list[str] | None = None) -> dict[str, tuple[str, str]]:
     """``{normalised name: (name, version)}`` for every ``name==version`` line of a requirements
     or constraints file that applies to this platform (environment markers are evaluated)."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     pins: dict[str, tuple[str, str]] = {}
-    for raw in path.read_text().splitlines():
+    for raw in path.read_text().splitlines() if lines is None else lines:
         line = raw.split(" #", 1)[0].strip()
         if not line or line.startswith(("#", "-")):
             continue
@@ -74,6 +78,15 @@ def read_pins(path: Path) -> dict[str, tuple[str, str]]:
         if exact and (requirement.marker is None or requirement.marker.evaluate()):
             pins[_normalise(requirement.name)] = (requirement.name, exact[0])
     return pins
+
+
+def split_requirements(path: Path) -> tuple[dict[str, tuple[str, str]], dict[str, tuple[str, str]]]:
+    """The pins of ``requirements.txt`` in two parts: what the notebooks need, and the test and
+    notebook tooling listed under its ``# tests ...`` heading (a conda GPU environment may lack
+    those and still run every notebook)."""
+    lines = path.read_text().splitlines()
+    cut = next((i for i, line in enumerate(lines) if TOOLING_HEADING.match(line.strip())), len(lines))
+    return read_pins(path, lines[:cut]), read_pins(path, lines[cut:])
 
 
 def installed_version(name: str) -> str | None:
@@ -121,21 +134,30 @@ def check_versions(
     constraints: Path = CONSTRAINTS,
     version_of: Callable[[str], str | None] = installed_version,
 ) -> list[Check]:
-    """The course's direct requirements must be installed at their pins (FAIL otherwise); every
-    other pinned package should be (WARN: the notebooks rarely notice)."""
+    """The libraries the notebooks use must be installed at their pins (FAIL otherwise); the test
+    tooling and every other pinned package should be (WARN: the notebooks do not notice)."""
     missing_files = [str(p) for p in (requirements, constraints) if not p.is_file()]
     if missing_files:
         return [Check("library versions", WARN, f"not checked: {', '.join(missing_files)} not found",
                       "run the doctor from the course checkout (the folder with requirements.txt)")]
-    direct, everything = read_pins(requirements), read_pins(constraints)
+    course, tooling = split_requirements(requirements)
+    everything = read_pins(constraints)
     checks = []
-    wrong = _differences(direct, version_of)
+    wrong = _differences(course, version_of)
     if wrong:
         checks.append(Check("course libraries", FAIL, _listing(wrong), INSTALL_FIX))
     else:
-        named = ", ".join(f"{name} {pin}" for name, pin in list(direct.values())[:3])
-        detail = f"{len(direct)} pinned in requirements.txt, all installed ({named}, ...)"
+        named = ", ".join(f"{name} {pin}" for name, pin in list(course.values())[:3])
+        detail = f"{len(course)} pinned in requirements.txt, all installed ({named}, ...)"
         checks.append(Check("course libraries", OK, detail))
+    if tooling:
+        wrong = _differences(tooling, version_of)
+        if wrong:
+            checks.append(Check("test tools", WARN, f"{_listing(wrong)} (needed for make test, not for the notebooks)",
+                                INSTALL_FIX))
+        else:
+            checks.append(Check("test tools", OK, f"{len(tooling)} pinned in requirements.txt, all installed"))
+    direct = {**course, **tooling}
     others = {key: value for key, value in everything.items() if key not in direct}
     wrong = _differences(others, version_of)
     if wrong:
