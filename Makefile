@@ -19,7 +19,7 @@ LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # The URL JupyterLab prints (and opens, where a browser exists) lands on this notebook.
 FIRST_NOTEBOOK := notebooks/00_environment_check.ipynb
 
-.PHONY: lab test test-external data venv lint format-notebooks constraints benchmark gpu-check clean-data
+.PHONY: lab test test-external doctor data venv lint format-notebooks constraints benchmark gpu-check clean-data
 
 lab: $(STAMP) data  ## set up, generate the default data, start JupyterLab on the course
 	$(BIN)/jupyter lab $(LAB_ROOT) --notebook-dir=. --LabApp.default_url=/lab/tree/$(FIRST_NOTEBOOK)
@@ -49,6 +49,9 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)" >/dev/null
 	touch $(STAMP)
 endif
+
+doctor: $(STAMP)  ## readiness check, one OK/WARN/FAIL line each: versions, hardware, disk and memory for $$COURSE_SCALE, a cluster, its dashboard
+	$(BIN)/python -m utils.doctor
 
 data: $(STAMP)  ## generate the dataset for $$COURSE_SCALE (default: small, 10 M rows)
 	$(BIN)/python -m utils.datagen --scale $(COURSE_SCALE)

@@ -10,7 +10,6 @@ outcome, seconds and the reason for a skip or failure; then what each test recor
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import platform
@@ -21,43 +20,11 @@ from typing import Any
 
 import pytest
 
-from utils.machine import cpu_count, cpu_name, package_version
+from utils.machine import cpu_count, cpu_name, cuda_version, nvml_gpus, package_version
 
 PACKAGES = ("dask", "distributed", "dask_cuda", "cupy", "cudf", "dask_cudf", "rmm", "pynvml", "numba",
             "numpy", "pandas", "pyarrow", "bokeh", "pytest", "nbval")
 OUTCOMES = ("passed", "failed", "error", "skipped")
-
-
-def _cuda_version(number: int) -> str:
-    return f"{number // 1000}.{number % 1000 // 10}"
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)  # older pynvml releases: bytes
-
-
-def nvml_gpus() -> dict[str, Any]:
-    """GPU models and memory, the driver and its CUDA version, as NVML reports them."""
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-    except Exception as error:
-        return {"count": 0, "error": f"NVML unavailable ({type(error).__name__}: {error})"}
-    try:
-        handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
-        return {
-            "count": len(handles),
-            "devices": [{"name": _text(pynvml.nvmlDeviceGetName(h)), "memory_gib": round(
-                pynvml.nvmlDeviceGetMemoryInfo(h).total / 2**30, 1)} for h in handles],
-            "driver": _text(pynvml.nvmlSystemGetDriverVersion()),
-            "cuda_driver": _cuda_version(pynvml.nvmlSystemGetCudaDriverVersion()),
-        }
-    except Exception as error:
-        return {"count": 0, "error": f"NVML query failed ({type(error).__name__}: {error})"}
-    finally:
-        with contextlib.suppress(Exception):
-            pynvml.nvmlShutdown()
 
 
 def machine() -> dict[str, Any]:
@@ -65,7 +32,7 @@ def machine() -> dict[str, Any]:
     try:
         import cupy
 
-        cuda_runtime = _cuda_version(cupy.cuda.runtime.runtimeGetVersion())
+        cuda_runtime = cuda_version(cupy.cuda.runtime.runtimeGetVersion())
     except Exception:
         cuda_runtime = None
     return {

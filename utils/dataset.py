@@ -13,6 +13,7 @@ import pandas as pd
 MANIFEST_NAME = "manifest.json"
 DATA_DIR_ENV_VAR = "COURSE_DATA_DIR"
 SCRATCH_NAME = "scratch"
+SCRATCH_ENV_VAR = "COURSE_SCRATCH_DIR"  # a learner's own scratch folder when the data folder is shared
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 # Keyword arguments that pandas.read_csv and cudf.read_csv both accept with the same meaning,
@@ -184,9 +185,20 @@ class Dataset:
     @property
     def scratch_dir(self) -> Path:
         """``<data dir>/scratch``: the one place notebooks write throw-away copies (created on
-        access; ``make clean-data`` removes it). Overwrite a fixed subfolder rather than adding new ones."""
-        scratch = self.path.parent / SCRATCH_NAME
-        scratch.mkdir(parents=True, exist_ok=True)
+        access; ``make clean-data`` removes it). Overwrite a fixed subfolder rather than adding new ones.
+        ``$COURSE_SCRATCH_DIR`` replaces it: a room that shares one read-only data folder gives each
+        learner a folder of their own, so nobody overwrites anybody's copies."""
+        env = os.environ.get(SCRATCH_ENV_VAR, "").strip()
+        scratch = Path(env).expanduser() if env else self.path.parent / SCRATCH_NAME
+        try:
+            scratch.mkdir(parents=True, exist_ok=True)
+            if not os.access(scratch, os.W_OK):
+                raise PermissionError(13, "not writable")
+        except OSError as error:
+            raise PermissionError(
+                f"cannot write scratch copies to {scratch} ({error.strerror or error}); set "
+                f"{SCRATCH_ENV_VAR} to a folder of your own (e.g. export {SCRATCH_ENV_VAR}=~/course-scratch)"
+            ) from None
         return scratch
 
     # --- integrity ----------------------------------------------------------------------------

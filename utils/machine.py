@@ -7,6 +7,7 @@ or how many cores a container's CPU quota really allows).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import platform
@@ -159,3 +160,36 @@ def hardware_label(client: Any) -> str:
         f"workers / {info['threads']} threads; GPUs: {gpus}; notebook machine: {cpu_name()}, "
         f"{cpu_count()} CPU cores"
     )
+
+
+def cuda_version(number: int) -> str:
+    """CUDA version text from the integer NVML and the CUDA runtime report (12080 -> 12.8)."""
+    return f"{number // 1000}.{number % 1000 // 10}"
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)  # older pynvml releases: bytes
+
+
+def nvml_gpus() -> dict[str, Any]:
+    """GPU models and memory, the driver and its CUDA version, as NVML reports them."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+    except Exception as error:
+        return {"count": 0, "error": f"NVML unavailable ({type(error).__name__}: {error})"}
+    try:
+        handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
+        return {
+            "count": len(handles),
+            "devices": [{"name": _text(pynvml.nvmlDeviceGetName(h)), "memory_gib": round(
+                pynvml.nvmlDeviceGetMemoryInfo(h).total / 2**30, 1)} for h in handles],
+            "driver": _text(pynvml.nvmlSystemGetDriverVersion()),
+            "cuda_driver": cuda_version(pynvml.nvmlSystemGetCudaDriverVersion()),
+        }
+    except Exception as error:
+        return {"count": 0, "error": f"NVML query failed ({type(error).__name__}: {error})"}
+    finally:
+        with contextlib.suppress(Exception):
+            pynvml.nvmlShutdown()
