@@ -72,7 +72,37 @@ def test_every_direct_requirement_is_exactly_pinned_and_in_the_constraints():
     for line in lines:
         assert "==" in line, f"not exactly pinned: {line}"
         name, version = _normalise(PIN.match(line).group(1)), PIN.match(line).group(4)
+        if _other_platform(line):  # constraints.txt is a Linux freeze: a macOS-only pin is not in it
+            continue
         assert constraints.get(name) == version, f"{name}=={version} missing from constraints.txt"
+
+
+def _other_platform(line: str) -> bool:
+    """Whether a requirement line's environment marker excludes Linux (say, ``; sys_platform == "darwin"``)."""
+    marker = line.split(";", 1)[1].split("#", 1)[0] if ";" in line else ""
+    platforms = re.findall(r"sys_platform\s*==\s*[\"']([^\"']+)[\"']", marker)
+    return bool(platforms) and "linux" not in platforms
+
+
+def test_xgboost_is_the_cpu_build_on_linux_and_the_same_version_everywhere():
+    """pip: xgboost-cpu on Linux, xgboost on macOS (no xgboost-cpu wheels); conda and the GPU file:
+    the CUDA-enabled xgboost. Never both builds in one environment, always one version."""
+    text = (ROOT / "requirements.txt").read_text()  # binder/ is the Linux freeze (tests/test_binder.py)
+    assert re.search(r'^xgboost-cpu==[^;]+;\s*sys_platform == "linux"', text, re.M)
+    assert re.search(r'^xgboost==[^;]+;\s*sys_platform == "darwin"', text, re.M)
+    versions = {
+        "xgboost-cpu (requirements.txt)": ENVIRONMENTS["requirements.txt"]["xgboost-cpu"],
+        "xgboost (requirements.txt)": ENVIRONMENTS["requirements.txt"]["xgboost"],
+        "xgboost-cpu (constraints.txt)": ENVIRONMENTS["constraints.txt"]["xgboost-cpu"],
+        "xgboost-cpu (binder)": ENVIRONMENTS["binder/requirements.txt"]["xgboost-cpu"],
+        "xgboost (environment.yml)": ENVIRONMENTS["environment.yml"]["xgboost"],
+        "xgboost (requirements-gpu.txt)": pip_pins(ROOT / "requirements-gpu.txt")["xgboost"],
+    }
+    assert len(set(versions.values())) == 1, f"xgboost pins disagree: {versions}"
+    assert "xgboost" not in ENVIRONMENTS["constraints.txt"], "constraints.txt is the CPU freeze: xgboost-cpu only"
+    assert "xgboost-cpu" not in ENVIRONMENTS["environment.yml"], "conda: the CUDA-enabled xgboost only"
+    sklearn = {name: pins.get("scikit-learn") for name, pins in ENVIRONMENTS.items()}
+    assert None not in sklearn.values() and len(set(sklearn.values())) == 1, f"scikit-learn pins: {sklearn}"
 
 
 def test_gpu_requirements_use_the_cuda_extras_and_rapids_26_10():

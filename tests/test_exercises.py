@@ -91,6 +91,18 @@ WRONG_ANSWERS: dict[str, list[tuple[str, str]]] = {
             "unencrypted",
         ),
     ],
+    "08_distributed_training": [
+        (  # the right groupby on the wrong quarter's dates
+            'q2 = df[(df["timestamp"] >= pd.Timestamp("2025-04-01"))\n'
+            '        & (df["timestamp"] < pd.Timestamp("2025-07-01"))]\n'
+            'spend_q3 = utils.to_pandas(q2.groupby("customer_id")["sales_amount"].sum().compute())',
+            "totals of 2025Q2, not 2025Q3",
+        ),
+        (  # the first model, squared error in dollars: worse than both baselines
+            'my_predictions = results["model"]',
+            "does not beat both baselines by 5%",
+        ),
+    ],
 }
 
 
