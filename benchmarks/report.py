@@ -250,12 +250,49 @@ def page(results: dict[str, Any], image_dir: str) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+README_START = "<!-- benchmarks:start (written by python -m benchmarks.report from docs/benchmarks/results.json) -->"
+README_END = "<!-- benchmarks:end -->"
+
+
+def readme_block(results: dict[str, Any]) -> str:
+    """The README's summary: hardware, the targets and the engines at the largest scale."""
+    env = results["environment"]
+    table = engine_table(results["engines"])
+    largest = table[table["rows"] == table["rows"].max()]
+    shown = largest[["format", "engine", "shape", "min_s", "median_s", "x_polars", "peak_memory"]]
+    rows = _rows_label(int(largest["rows"].iloc[0]))
+    return "\n".join([
+        README_START, "",
+        f"Measured {env['date']} on {env['cpu']}, {env['cores']} cores, {human_bytes(env['memory_bytes'])} RAM, no GPU,"
+        f" shared with other jobs (load average {env['load_average_start'][0]:.0f}-{env['load_average_end'][0]:.0f}):"
+        " ratios within the run count, absolute times do not. Min and median of"
+        f" {results['repeats']} interleaved runs, every answer checked to the cent.", "",
+        _markdown(targets(results, table)), "",
+        f"At {rows} rows:", "",
+        _markdown(_memory(shown)), "",
+        README_END,
+    ])
+
+
+def update_readme(results: dict[str, Any], readme: Path = REPO_ROOT / "README.md") -> bool:
+    """Replace the block between the README's benchmark markers; False when it has none."""
+    text = readme.read_text()
+    if README_START not in text or README_END not in text:
+        return False
+    before, rest = text.split(README_START, 1)
+    after = rest.split(README_END, 1)[1]
+    readme.write_text(before + readme_block(results) + after)
+    return True
+
+
 def write(out: Path, markdown: Path) -> Path:
     """Charts into ``out``, the page into ``markdown`` (images linked relative to it)."""
     results = json.loads((out / "results.json").read_text())
     charts(out, engine_table(results["engines"]), results)
     image_dir = Path(os.path.relpath(out.resolve(), markdown.parent.resolve())).as_posix()
     markdown.write_text(page(results, image_dir))
+    if results["mode"] == "full" and out.resolve() == (REPO_ROOT / "docs" / "benchmarks").resolve():
+        update_readme(results)
     return markdown
 
 
