@@ -180,6 +180,14 @@ def _memory(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.round(3)
 
 
+def load_range(results: dict[str, Any]) -> str:
+    """The 1-minute load average at the start, the end and (where recorded) after every run."""
+    env = results["environment"]
+    loads = [env["load_average_start"][0], env["load_average_end"][0]]
+    loads += [r["load_average"] for r in results.get("engines", []) if "load_average" in r]
+    return f"{min(loads):.1f}-{max(loads):.1f}"
+
+
 def page(results: dict[str, Any], image_dir: str) -> str:
     env = results["environment"]
     table = engine_table(results["engines"])
@@ -192,9 +200,9 @@ def page(results: dict[str, Any], image_dir: str) -> str:
         "",
         f"Measured {env['date']} on {env['cpu']}, {env['cores']} cores, {human_bytes(env['memory_bytes'])} RAM, no GPU"
         f" (Python {env['python']}; {versions}). Mode: {results['mode']}, {results['repeats']} runs per measurement,"
-        " engines interleaved so that other work on the machine slows them alike; load average"
-        f" {env['load_average_start'][0]:.1f} at the start and {env['load_average_end'][0]:.1f} at the end. The"
-        " machine was shared with other jobs: compare ratios within this run, not absolute times across runs.",
+        " engines interleaved so that other work on the machine slows them alike; 1-minute load average"
+        f" {load_range(results)} (start, end and after each run where recorded). The machine was shared with other"
+        " jobs: compare ratios within this run, not absolute times across runs.",
         "",
         "Reproduce: `make benchmark-full` (or `make benchmark` for the quick mode). Every result below was"
         " checked against the generator's ground truth (each customer's total to the cent).",
@@ -264,7 +272,7 @@ def readme_block(results: dict[str, Any]) -> str:
     return "\n".join([
         README_START, "",
         f"Measured {env['date']} on {env['cpu']}, {env['cores']} cores, {human_bytes(env['memory_bytes'])} RAM, no GPU,"
-        f" shared with other jobs (load average {env['load_average_start'][0]:.0f}-{env['load_average_end'][0]:.0f}):"
+        f" shared with other jobs (load average {load_range(results)} where recorded):"
         " ratios within the run count, absolute times do not. Min and median of"
         f" {results['repeats']} interleaved runs, every answer checked to the cent.", "",
         _markdown(targets(results, table)), "",

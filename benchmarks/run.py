@@ -95,7 +95,7 @@ def timed_run(function: Callable[[], pd.Series], dataset: utils.Dataset) -> dict
         result = function()
         seconds = time.perf_counter() - start
     checked(result, dataset)
-    return {"seconds": seconds, "peak_memory_bytes": memory.peak}
+    return {"seconds": seconds, "peak_memory_bytes": memory.peak, "load_average": os.getloadavg()[0]}
 
 
 def environment() -> dict[str, Any]:
