@@ -118,11 +118,12 @@ def charts(out: Path, table: pd.DataFrame, results: dict[str, Any]) -> list[str]
     """engines.png (seconds per engine), per_row.png (ns per row vs rows), shapes.png, sweep.png."""
     names = []
     formats = list(dict.fromkeys(table["format"]))
-    fig, axes = plt.subplots(1, len(formats), figsize=(6 * len(formats), 4.5), squeeze=False)
-    for ax, fmt in zip(axes[0], formats, strict=True):
+    fig, axes = plt.subplots(len(formats), 1, figsize=(9, 4 * len(formats)), squeeze=False)
+    for ax, fmt in zip(axes[:, 0], formats, strict=True):
         pivot = table[table["format"] == fmt].pivot(index="engine", columns="rows", values="min_s")
         pivot.columns = [_rows_label(c) for c in pivot.columns]
         pivot.plot.barh(ax=ax, logx=True)
+        ax.legend(title="rows", loc="center left", bbox_to_anchor=(1.0, 0.5))
         ax.set_title(f"Total sales per customer from {fmt} (min of runs)")
         ax.set_xlabel("seconds (log scale, lower is better)")
         ax.set_ylabel("")
@@ -131,7 +132,7 @@ def charts(out: Path, table: pd.DataFrame, results: dict[str, Any]) -> list[str]
     plt.close(fig)
     names.append("engines.png")
 
-    fig, axes = plt.subplots(1, len(formats), figsize=(6 * len(formats), 4), squeeze=False)
+    fig, axes = plt.subplots(1, len(formats), figsize=(7 * len(formats), 4.5), squeeze=False)
     for ax, fmt in zip(axes[0], formats, strict=True):
         for engine, rows in table[table["format"] == fmt].groupby("engine", sort=False):
             ax.plot(rows["rows"], rows["ns_per_row"], marker="o", label=engine)
@@ -140,8 +141,8 @@ def charts(out: Path, table: pd.DataFrame, results: dict[str, Any]) -> list[str]
         ax.set_xlabel("rows")
         ax.set_ylabel("ns per row (min of runs)")
         ax.set_title(f"Cost per row, {fmt}: flat = linear cost")
-    axes[0][-1].legend(fontsize=7)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.18, 1, 1))
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=8)
     fig.savefig(out / "per_row.png", dpi=110)
     plt.close(fig)
     names.append("per_row.png")
