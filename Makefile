@@ -19,7 +19,7 @@ LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # The URL JupyterLab prints (and opens, where a browser exists) lands on this notebook.
 FIRST_NOTEBOOK := notebooks/00_environment_check.ipynb
 
-.PHONY: lab test test-external doctor data venv lint format-notebooks constraints benchmark gpu-check clean-data
+.PHONY: lab test test-external doctor data venv lint format-notebooks constraints benchmark benchmark-full gpu-check clean-data
 
 lab: $(STAMP) data  ## set up, generate the default data, start JupyterLab on the course
 	$(BIN)/jupyter lab $(LAB_ROOT) --notebook-dir=. --LabApp.default_url=/lab/tree/$(FIRST_NOTEBOOK)
@@ -62,8 +62,17 @@ lint: $(STAMP)
 format-notebooks: $(STAMP)  ## strip unchecked outputs and check the template
 	$(BIN)/python -m tools.notebook_format --fix notebooks/*.ipynb
 
-benchmark: $(STAMP)  ## measure data generation speed (10 M rows, CSV and Parquet)
-	$(BIN)/python benchmarks/datagen_speed.py
+BENCH_STAMP := $(VENV)/.bench-installed
+
+benchmark: $(BENCH_STAMP)  ## quick benchmark for development (1 M rows, a few minutes): reports/benchmarks/
+	$(BIN)/python -m benchmarks.run --quick
+
+benchmark-full: $(BENCH_STAMP)  ## the full benchmark: 1 M, 10 M, 100 M rows (about 8 GB in $$COURSE_DATA_DIR); writes docs/benchmarks.md
+	$(BIN)/python -m benchmarks.run
+
+$(BENCH_STAMP): $(STAMP) requirements-bench.txt
+	$(BIN)/python -m pip install --quiet -r requirements-bench.txt -c constraints.txt
+	touch $(BENCH_STAMP)
 
 gpu-check: $(STAMP)  ## run the GPU tests (tests/gpu) and write reports/gpu-check.{md,json}
 	$(BIN)/python -m tools.gpu_check

@@ -1,7 +1,10 @@
 """The course's one rule for partition sizes, from the memory and the threads of a worker.
 
 Notebook 02 states the rule, notebook 05 measures it, benchmarks retune it: all of them call
-this module, so there is one rule and one set of numbers.
+this module, so there is one rule and one set of numbers. The benchmark's partition sweep
+(docs/benchmarks.md) found no reason to change it: for total sales per customer, CSV blocks of
+1-4 MiB were 2-4x slower than the rule's one partition per 35 MB part file, and the rule's size
+never had to be capped on those files.
 
 - **GPU** (cudf): a partition of 1/32 to 1/16 of one GPU's memory for shuffle-heavy work
   (groupby with many groups, joins, sorting); the rule returns the middle of that band.

@@ -1,0 +1,83 @@
+"""The course's recommended way to compute total sales per customer, in one place.
+
+Notebooks 02, 03 and 05 teach it and ``benchmarks/`` measures it through these functions, so the
+course and its benchmark never disagree. What makes it fast (each choice is measured in
+docs/benchmarks.md):
+
+- **read only what the answer needs**: two columns (``columns=`` for Parquet, ``usecols=`` and
+  the backend's fastest CSV reader for CSV, ``Dataset.fast_csv_kwargs``);
+- **``split_out=1``**: a tree reduction of the partial sums, never the shuffle that the default
+  ``split_out`` picks from 16 input partitions on (ten times slower at thousands of partitions);
+- **partitions from the course's one rule** (``utils.partitions``);
+- **on CPUs, few worker processes with several threads each** (``cluster_shape``): the pyarrow
+  parser and much of pandas' groupby release the GIL, so threads parse and group in parallel, and
+  partial sums pass between threads without being serialised. Measured on 2 cores, the gain over
+  one single-threaded process per core is small and not always there: the Zipf-skewed customers
+  leave partials of only a few per cent of a partition's rows, so there is little to move.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dask.dataframe as dd
+
+from utils.dataset import Dataset
+
+COLUMNS = ("customer_id", "sales_amount")
+KEY, VALUE = COLUMNS
+SPLIT_OUT = 1  # one output partition: the result (one float per customer) fits any worker
+MAX_THREADS_PER_WORKER = 4  # pandas holds the GIL in parts of a groupby: measured only up to 2
+IN_MEMORY_BYTES_PER_ROW = 16  # customer_id int64 + sales_amount float64
+FORMATS = ("parquet", "csv")
+
+
+def cluster_shape(backend: str | None = None, cores: int | None = None) -> dict[str, int]:
+    """``start_client`` arguments for this pipeline: on CPUs one worker process per
+    ``MAX_THREADS_PER_WORKER`` cores, each with that many threads (so one process with 2 threads
+    on a 2-core machine); on GPUs nothing, which keeps one worker per GPU."""
+    from utils.backend import current_backend
+    from utils.machine import cpu_count
+
+    if (backend or current_backend().name) == "gpu":
+        return {}
+    cores = cores or cpu_count()
+    threads = max(1, min(cores, MAX_THREADS_PER_WORKER))
+    return {"n_workers": max(1, cores // threads), "threads_per_worker": threads}
+
+
+def csv_blocksize(dataset: Dataset, client: Any = None) -> int | None:
+    """The CSV ``blocksize`` that gives partitions of the rule's size (``utils.partitions``) for
+    the two columns read, on ``client``'s smallest worker; ``None`` (one partition per file)
+    without a client. A block never spans two files, so files smaller than it stay whole."""
+    if client is None:
+        return None
+    from utils.partitions import advice_for_client
+
+    csv_bytes = dataset.size_bytes("csv")
+    if csv_bytes <= 0:
+        raise ValueError(f"{dataset.path} has no CSV files; generate them with `{dataset.regenerate_command}`")
+    memory_per_csv_byte = IN_MEMORY_BYTES_PER_ROW * dataset.rows / csv_bytes
+    return advice_for_client(client).blocksize(memory_per_csv_byte)
+
+
+def read_transactions(dataset: Dataset, fmt: str = "parquet", client: Any = None) -> dd.DataFrame:
+    """The two columns of total sales per customer, lazily, from the dataset's Parquet or CSV
+    files (the manifest's list, so stray files are never read)."""
+    if fmt == "parquet":
+        return dd.read_parquet([str(path) for path in dataset.parquet_files], columns=list(COLUMNS))
+    if fmt == "csv":
+        blocksize = csv_blocksize(dataset, client)
+        return dd.read_csv(dataset.csv_files, blocksize=blocksize, **dataset.fast_csv_kwargs(COLUMNS))
+    raise ValueError(f"fmt must be one of {', '.join(FORMATS)}, got {fmt!r}")
+
+
+def customer_totals(frame: dd.DataFrame) -> dd.Series:
+    """Total ``sales_amount`` per ``customer_id`` as a tree reduction into one partition."""
+    return frame.groupby(KEY)[VALUE].sum(split_out=SPLIT_OUT)
+
+
+def total_sales_per_customer(dataset: Dataset, fmt: str = "parquet", client: Any = None) -> dd.Series:
+    """The recommended pipeline, lazy: ``read_transactions`` then ``customer_totals``.
+    ``.compute()`` it (and ``utils.to_pandas`` the result) for one total per customer."""
+    return customer_totals(read_transactions(dataset, fmt, client))
