@@ -100,8 +100,8 @@ def test_read_transactions_refuses_an_unknown_format(tiny_dataset):
 
 @pytest.mark.parametrize(
     ("cores", "expected"),
-    [(1, {"n_workers": 1, "threads_per_worker": 1}), (2, {"n_workers": 1, "threads_per_worker": 2}),
-     (8, {"n_workers": 2, "threads_per_worker": 4})],
+    [(1, {"n_workers": 1, "threads_per_worker": 1}), (2, {"n_workers": 2, "threads_per_worker": 1}),
+     (8, {"n_workers": 8, "threads_per_worker": 1}), (32, {"n_workers": 8, "threads_per_worker": 4})],
 )
 def test_cluster_shape_on_cpus(cores, expected):
     assert pipeline.cluster_shape("cpu", cores=cores) == expected

@@ -9,11 +9,12 @@ docs/benchmarks.md):
 - **``split_out=1``**: a tree reduction of the partial sums, never the shuffle that the default
   ``split_out`` picks from 16 input partitions on (ten times slower at thousands of partitions);
 - **partitions from the course's one rule** (``utils.partitions``);
-- **on CPUs, few worker processes with several threads each** (``cluster_shape``): the pyarrow
-  parser and much of pandas' groupby release the GIL, so threads parse and group in parallel, and
-  partial sums pass between threads without being serialised. Measured on 2 cores, the gain over
-  one single-threaded process per core is small and not always there: the Zipf-skewed customers
-  leave partials of only a few per cent of a partition's rows, so there is little to move.
+- **on CPUs, one single-threaded worker process per core** (``cluster_shape``, up to
+  ``MAX_CPU_WORKERS`` processes): measured on 2 cores at 10 M rows (docs/benchmarks.md, "Cluster
+  shape"), two processes of one thread read and summed the CSV files about a fifth faster than
+  one process of two threads (1.51 s against 1.85 s) and were faster on Parquet too; the partials
+  moving between the processes are only a few per cent of the rows (the Zipf-skewed customers), so
+  the move costs little.
 """
 
 from __future__ import annotations
@@ -27,23 +28,23 @@ from utils.dataset import Dataset
 COLUMNS = ("customer_id", "sales_amount")
 KEY, VALUE = COLUMNS
 SPLIT_OUT = 1  # one output partition: the result (one float per customer) fits any worker
-MAX_THREADS_PER_WORKER = 4  # pandas holds the GIL in parts of a groupby: measured only up to 2
+MAX_CPU_WORKERS = 8  # more processes than this: threads share the rest (measured only on 2 cores)
 IN_MEMORY_BYTES_PER_ROW = 16  # customer_id int64 + sales_amount float64
 FORMATS = ("parquet", "csv")
 
 
 def cluster_shape(backend: str | None = None, cores: int | None = None) -> dict[str, int]:
-    """``start_client`` arguments for this pipeline: on CPUs one worker process per
-    ``MAX_THREADS_PER_WORKER`` cores, each with that many threads (so one process with 2 threads
-    on a 2-core machine); on GPUs nothing, which keeps one worker per GPU."""
+    """``start_client`` arguments for this pipeline: on CPUs one single-threaded worker process per
+    core (beyond ``MAX_CPU_WORKERS`` cores, that many processes sharing the cores as threads); on
+    GPUs nothing, which keeps one worker per GPU."""
     from utils.backend import current_backend
     from utils.machine import cpu_count
 
     if (backend or current_backend().name) == "gpu":
         return {}
     cores = cores or cpu_count()
-    threads = max(1, min(cores, MAX_THREADS_PER_WORKER))
-    return {"n_workers": max(1, cores // threads), "threads_per_worker": threads}
+    workers = max(1, min(cores, MAX_CPU_WORKERS))
+    return {"n_workers": workers, "threads_per_worker": max(1, cores // workers)}
 
 
 def csv_blocksize(dataset: Dataset, client: Any = None) -> int | None:
