@@ -72,13 +72,18 @@ def test_gpu_names_come_from_the_workers(standin_gpu_cluster, client_has_gpu_sta
     assert "GPUs      : Stand-in H200 B (2 workers on 1 GPU)" in text, text
 
 
-@pytest.mark.slow
-def test_external_cpu_workers_that_see_gpus_are_not_a_gpu_cluster(standin_gpu_cluster, client_has_gpu_stack):
-    client = start_client(address=standin_gpu_cluster, quiet=True)
+def _describe_external(address: str) -> dict:
+    """Connect the course's client to ``address``, describe the cluster, disconnect."""
+    client = start_client(address=address, quiet=True)
     try:
-        info = describe(client)
+        return describe(client)
     finally:
         shutdown(client)
+
+
+@pytest.mark.slow
+def test_external_cpu_workers_that_see_gpus_are_not_a_gpu_cluster(standin_gpu_cluster, client_has_gpu_stack):
+    info = _describe_external(standin_gpu_cluster)
     assert (info["backend"], info["dataframe_library"]) == ("cpu", "pandas"), info["reason"]
     assert "not dask-cuda workers" in info["reason"]
     assert dask.config.get("dataframe.backend") == "pandas"
@@ -92,18 +97,10 @@ def test_external_dask_cuda_workers_are_a_gpu_cluster(standin_gpu_cluster, clien
     with Client(standin_gpu_cluster) as setup:
         workers = sorted(setup.scheduler_info(n_workers=-1)["workers"])
         setup.run(helper.become_dask_cuda_worker, workers=workers[:1])
-        client = start_client(address=standin_gpu_cluster, quiet=True)
-        try:
-            half = describe(client)
-        finally:
-            shutdown(client)
+        half = _describe_external(standin_gpu_cluster)
         assert half["backend"] == "cpu" and "1 of 2 workers" in half["reason"], half["reason"]
         setup.run(helper.become_dask_cuda_worker, workers=workers[1:])
-        client = start_client(address=standin_gpu_cluster, quiet=True)
-        try:
-            full = describe(client)
-        finally:
-            shutdown(client)
+        full = _describe_external(standin_gpu_cluster)
     assert (full["backend"], full["dataframe_library"]) == ("gpu", "cudf"), full["reason"]
     assert full["reason"].startswith("external cluster: 1 NVIDIA GPU(s) found"), full["reason"]
     assert dask.config.get("dataframe.backend") == "cudf"
