@@ -1,6 +1,11 @@
-"""Measure data generation speed (rows/s) to Parquet and to CSV, side by side in one run.
+"""Measure data generation speed (rows/s) to Parquet, to CSV and to both, side by side in one run.
 
-    python benchmarks/datagen_speed.py [--rows 10000000] [--baseline-rows 2000000]
+    python -m benchmarks.datagen_speed [--rows 10000000] [--repeats 3] [--baseline-rows 2000000]
+
+Each run is ``python -m utils.datagen`` in a fresh process, as ``make data`` runs it: the time
+includes starting the interpreter and the worker processes. Besides the wall time it records the
+CPU time of the generator and its workers, split into user (the generator's own work) and system
+(the kernel: mostly copying the files into the page cache), which is where the time goes.
 
 The baseline is what a plain generator does: the same partition built as a pandas DataFrame and
 written with ``DataFrame.to_csv`` / ``to_parquet``, one process. Prints a Markdown table naming
@@ -10,21 +15,75 @@ the hardware; nothing here is asserted (timings are noisy), it is reported.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
+import resource
 import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-from utils.datagen import ensure_dataset
+from utils.dataset import DATA_DIR_ENV_VAR, REPO_ROOT
 from utils.machine import cpu_count, cpu_name
+from utils.scales import SCALE_ENV_VAR
 from utils.transactions import generate_partition
 
+FORMAT_RUNS = (("parquet",), ("csv",), ("csv", "parquet"))
 
-def time_course_generator(rows: int, formats: list[str], root: Path) -> float:
+
+def time_generator_cli(rows: int, formats: tuple[str, ...], data_dir: Path) -> dict[str, float]:
+    """One run of ``python -m utils.datagen --scale small --rows ROWS``: wall seconds and the CPU
+    seconds (user, system) of the generator process and its workers."""
+    command = [
+        sys.executable, "-m", "utils.datagen", "--scale", "small", "--rows", str(rows),
+        "--formats", ",".join(formats), "--data-dir", str(data_dir), "--force",
+    ]
+    env = {k: v for k, v in os.environ.items() if k not in (SCALE_ENV_VAR, DATA_DIR_ENV_VAR)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    ensure_dataset("small", root / "-".join(formats), rows=rows, formats=formats, force=True, progress=False)
-    return time.perf_counter() - started
+    done = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command[1:])} failed: {done.stderr.strip()}")
+    return {
+        "seconds": seconds,
+        "user_s": after.ru_utime - before.ru_utime,
+        "system_s": after.ru_stime - before.ru_stime,
+    }
+
+
+def generator_runs(rows: int, repeats: int, data_dir: Path) -> list[dict[str, Any]]:
+    """``repeats`` runs of each format choice, interleaved so that a noisy moment hits all of them."""
+    root = Path(tempfile.mkdtemp(prefix="datagen-bench-", dir=data_dir))
+    try:
+        return [
+            {"formats": "+".join(formats), "rows": rows, "run": run, **time_generator_cli(rows, formats, root)}
+            for run in range(repeats)
+            for formats in FORMAT_RUNS
+        ]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per format choice: min and median wall time, rows/s of each, median user and system CPU."""
+    summary = []
+    for formats in dict.fromkeys(r["formats"] for r in runs):
+        mine = [r for r in runs if r["formats"] == formats]
+        best, median = min(r["seconds"] for r in mine), statistics.median(r["seconds"] for r in mine)
+        rows = mine[0]["rows"]
+        summary.append({
+            "formats": formats, "rows": rows, "runs": len(mine), "min_s": best, "median_s": median,
+            "M rows/s (min)": rows / best / 1e6, "M rows/s (median)": rows / median / 1e6,
+            "user CPU s (median)": statistics.median(r["user_s"] for r in mine),
+            "system CPU s (median)": statistics.median(r["system_s"] for r in mine),
+        })
+    return summary
 
 
 def time_pandas_baseline(rows: int, fmt: str, root: Path) -> float:
@@ -45,25 +104,25 @@ def time_pandas_baseline(rows: int, fmt: str, root: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--baseline-rows", type=int, default=2_000_000)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="datagen-bench-"))
     try:
-        results = []
-        for formats in (["parquet"], ["csv"], ["csv", "parquet"]):
-            seconds = time_course_generator(args.rows, formats, root)
-            results.append(("utils.datagen (all cores)", "+".join(formats), args.rows, seconds))
-        for fmt in ("parquet", "csv"):
-            seconds = time_pandas_baseline(args.baseline_rows, fmt, root)
-            results.append(("plain pandas writer (1 process)", fmt, args.baseline_rows, seconds))
+        summary = summarize(generator_runs(args.rows, args.repeats, root))
+        baseline = {fmt: time_pandas_baseline(args.baseline_rows, fmt, root) for fmt in ("parquet", "csv")}
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(f"Hardware: {cpu_name()}, {cpu_count()} cores usable; Python {platform.python_version()}")
     print(f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
-    print("| generator | format | rows | seconds | M rows/s |")
-    print("|---|---|---:|---:|---:|")
-    for name, fmt, rows, seconds in results:
-        print(f"| {name} | {fmt} | {rows:,} | {seconds:.2f} | {rows / seconds / 1e6:.2f} |")
+    print("| generator | format | rows | seconds (min / median) | M rows/s (min) | user / system CPU s |")
+    print("|---|---|---:|---:|---:|---:|")
+    for s in summary:
+        print(f"| `python -m utils.datagen` | {s['formats']} | {s['rows']:,} | {s['min_s']:.2f} / {s['median_s']:.2f} "
+              f"| {s['M rows/s (min)']:.2f} | {s['user CPU s (median)']:.2f} / {s['system CPU s (median)']:.2f} |")
+    for fmt, seconds in baseline.items():
+        print(f"| plain pandas writer (1 process) | {fmt} | {args.baseline_rows:,} | {seconds:.2f} "
+              f"| {args.baseline_rows / seconds / 1e6:.2f} | |")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from benchmarks.datagen_speed import summarize as summarize_datagen  # noqa: E402
 from utils.dataset import REPO_ROOT, human_bytes  # noqa: E402
 
 RECOMMENDED = "Dask, the course's recommended pipeline"
@@ -75,12 +76,12 @@ def targets(results: dict[str, Any], table: pd.DataFrame) -> pd.DataFrame:
                                "no restarts",
                      "measured": f"{run['seconds']:.1f} s, exact, {run['workers_restarted']} restart(s)",
                      "met": "yes" if run["workers_restarted"] == 0 else "no"})
-    both = [r for r in results.get("datagen", []) if r["formats"] == "csv+parquet"]
+    both = [r for r in summarize_datagen(results.get("datagen", [])) if r["formats"] == "csv+parquet"]
     if both:
-        speed = both[0]["rows"] / both[0]["seconds"]
+        best, median = both[0]["M rows/s (min)"], both[0]["M rows/s (median)"]
         rows.append({"target": "data generation, CSV + Parquet, >= 5 M rows/s",
-                     "measured": f"{speed / 1e6:.2f} M rows/s ({_rows_label(both[0]['rows'])} rows)",
-                     "met": "yes" if speed >= DATAGEN_TARGET else "no"})
+                     "measured": f"{best:.2f} M rows/s (median run {median:.2f}; {_rows_label(both[0]['rows'])} rows)",
+                     "met": "yes" if best * 1e6 >= DATAGEN_TARGET else "no"})
     return pd.DataFrame(rows)
 
 
@@ -252,10 +253,13 @@ def page(results: dict[str, Any], image_dir: str) -> str:
                   " largest per run):", "",
                   _markdown(top[["engine", "shape", "format", "wall_seconds", "prefix", "action", "seconds",
                                  "intervals"]].round(3)), ""]
-    datagen = pd.DataFrame(results.get("datagen", []))
+    datagen = pd.DataFrame(summarize_datagen(results.get("datagen", [])))
     if not datagen.empty:
-        datagen["M rows/s"] = datagen["rows"] / datagen["seconds"] / 1e6
-        lines += ["## Data generation (`utils.datagen`, all cores, one run each)", "", _markdown(datagen.round(2)), ""]
+        lines += ["## Data generation (`python -m utils.datagen`, all cores)", "",
+                  "Each run is a fresh process, as `make data` runs it. CPU seconds are those of the generator"
+                  " and its worker processes together: user is the generator's own work, system is the kernel's"
+                  " (mostly copying the files into the page cache).", "",
+                  _markdown(datagen.round(2)), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -20,9 +20,7 @@ import io
 import json
 import os
 import platform
-import shutil
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -116,20 +114,15 @@ def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def datagen_throughput(rows: int, data_dir: Path) -> list[dict[str, Any]]:
-    """Rows per second of ``utils.datagen`` to Parquet, CSV and both (the default), one run each."""
-    from benchmarks.datagen_speed import time_course_generator
+def datagen_throughput(rows: int, repeats: int, data_dir: Path) -> list[dict[str, Any]]:
+    """Rows per second of ``python -m utils.datagen`` to Parquet, CSV and both (the default)."""
+    from benchmarks.datagen_speed import generator_runs
 
-    root = Path(tempfile.mkdtemp(prefix="datagen-bench-", dir=data_dir))
-    try:
-        results = []
-        for formats in (["parquet"], ["csv"], ["csv", "parquet"]):
-            seconds = time_course_generator(rows, formats, root)
-            results.append({"formats": "+".join(formats), "rows": rows, "seconds": seconds})
-            log(f"datagen {'+'.join(formats)}: {rows / seconds / 1e6:.2f} M rows/s")
-        return results
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    runs = generator_runs(rows, repeats, data_dir)
+    for run in runs:
+        log(f"datagen {run['formats']}: {rows / run['seconds'] / 1e6:.2f} M rows/s "
+            f"(user {run['user_s']:.1f} s, system {run['system_s']:.1f} s)")
+    return runs
 
 
 def compare_engines(datasets: list[utils.Dataset], repeats: int) -> list[dict[str, Any]]:
@@ -288,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         log(f"{results['environment']['cpu']}, {cpu_count()} cores; data in {data_dir}")
         datasets = [utils.ensure_dataset(scale, data_dir) for scale in scales]
         mid = datasets[min(1, len(datasets) - 1)]
-        results["datagen"] = datagen_throughput(datagen_rows, data_dir)
+        results["datagen"] = datagen_throughput(datagen_rows, args.repeats, data_dir)
         results["engines"] = compare_engines(datasets, args.repeats)
         results["shapes"] = cluster_shapes(mid, args.repeats)
         results["sweep"] = partition_sweep(mid, args.repeats)

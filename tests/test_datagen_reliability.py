@@ -144,7 +144,7 @@ def test_sizes_are_shown_in_units_that_fit(tmp_path, monkeypatch):
     ]
     usage = shutil.disk_usage(tmp_path)
     monkeypatch.setattr(datagen.shutil, "disk_usage", lambda _: usage._replace(free=1000))
-    with pytest.raises(ValueError, match=r"needs about 1\.7 MB, 1\.0 kB free"):
+    with pytest.raises(ValueError, match=r"needs about 1\.4 MB, 1\.0 kB free"):
         ensure_dataset("tiny", tmp_path)
 
 

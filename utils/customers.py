@@ -15,6 +15,8 @@ from functools import lru_cache
 import numpy as np
 import pyarrow as pa
 
+from utils.arrow_columns import from_numpy, labels
+
 FIRST_CUSTOMER_ID = 100_000
 ZIPF_EXPONENT = 1.1
 
@@ -141,10 +143,10 @@ def customers_table(seed: int, customers: int) -> pa.Table:
     order = ranks_by_id(customers)
     return pa.Table.from_arrays(
         [
-            pa.array(np.arange(FIRST_CUSTOMER_ID, FIRST_CUSTOMER_ID + customers, dtype=np.int64)),
-            pa.DictionaryArray.from_arrays(pa.array(world.segment[order]), pa.array(SEGMENTS)).cast(pa.string()),
-            pa.DictionaryArray.from_arrays(pa.array(world.region[order]), pa.array(REGIONS)).cast(pa.string()),
-            pa.array(world.start_s[order].astype("datetime64[s]").astype("datetime64[ns]")),
+            from_numpy(np.arange(FIRST_CUSTOMER_ID, FIRST_CUSTOMER_ID + customers, dtype=np.int64)),
+            labels(world.segment[order], SEGMENTS),
+            labels(world.region[order], REGIONS),
+            from_numpy(world.start_s[order].astype("datetime64[s]").astype("datetime64[ns]")),
         ],
         schema=CUSTOMERS_SCHEMA,
     )

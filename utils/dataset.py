@@ -7,8 +7,10 @@ import json
 import os
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported by the methods that read ground truth: the generator's
+    import pandas as pd  # worker processes import this module and start faster without it
 
 MANIFEST_NAME = "manifest.json"
 DATA_DIR_ENV_VAR = "COURSE_DATA_DIR"
@@ -272,10 +274,12 @@ class Dataset:
     @cached_property
     def customer_totals_cents(self) -> pd.DataFrame:
         """customer_id, total_cents, transactions — one row per customer who bought anything."""
+        import pandas as pd
         return pd.read_parquet(self.path / "ground_truth" / "customers.parquet")
 
     def customer_totals(self) -> pd.Series:
         """Total sales per customer in dollars, indexed by customer_id (the course's answer)."""
+        import pandas as pd
         frame = self.customer_totals_cents
         return pd.Series(
             frame["total_cents"].to_numpy() / 100.0,
@@ -286,12 +290,14 @@ class Dataset:
     @cached_property
     def store_category_cents(self) -> pd.DataFrame:
         """store_id, product_category, total_cents, transactions — every (store, category) cell."""
+        import pandas as pd
         return pd.read_parquet(self.path / "ground_truth" / "store_category.parquet")
 
     @cached_property
     def cube_cents(self) -> pd.DataFrame:
         """month ("2024-01"), segment, region, store_id, product_category, total_cents,
         transactions: every nonzero cell; ``region`` is the customer's region."""
+        import pandas as pd
         self._require_world()
         return pd.read_parquet(self.path / "ground_truth" / "cube.parquet")
 
@@ -311,6 +317,7 @@ class Dataset:
     def customer_quarter_totals(self) -> pd.DataFrame:
         """customer_id, quarter ("2024Q1"), total_cents, transactions: one row per customer and
         quarter with transactions, sorted by customer_id then quarter."""
+        import pandas as pd
         self._require_world()
         frame = pd.read_parquet(self.path / "ground_truth" / "customer_quarter.parquet")
         return frame.sort_values(["customer_id", "quarter"], ignore_index=True)
@@ -318,5 +325,6 @@ class Dataset:
     def daily_totals(self) -> pd.DataFrame:
         """total_cents and transactions per calendar day (UTC), indexed by ``date``; days
         without transactions are absent."""
+        import pandas as pd
         self._require_world()
         return pd.read_parquet(self.path / "ground_truth" / "daily.parquet").set_index("date")

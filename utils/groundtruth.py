@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from utils.arrow_columns import from_numpy, labels
 from utils.customers import REGIONS, SEGMENTS, customer_ids, ranks_by_id
 from utils.transactions import (
     CATEGORIES,
@@ -170,39 +170,31 @@ class Totals:
             self._close(quarter)
         by_id = ranks_by_id(self.customers)
         ranks = by_id[np.flatnonzero(self.customer_count[by_id])]  # buyers, in customer-id order
-        pq.write_table(
-            pa.table(
-                {
-                    "customer_id": customer_ids(ranks, self.customers),
-                    "total_cents": self.customer_cents[ranks],
-                    "transactions": self.customer_count[ranks],
-                }
-            ),
+        _write(
             directory / "customers.parquet",
+            customer_id=customer_ids(ranks, self.customers),
+            total_cents=self.customer_cents[ranks],
+            transactions=self.customer_count[ranks],
         )
         self._write_customer_quarters(directory / "customer_quarter.parquet")
         pq.write_table(self._cube_table(), directory / "cube.parquet")
         store_cents = self.cube_cents.reshape(-1, *CUBE_SHAPE).sum(axis=(0, 1, 2))  # [store, category]
         store_count = self.cube_count.reshape(-1, *CUBE_SHAPE).sum(axis=(0, 1, 2))
         store, category = np.nonzero(store_count)
-        cells = pd.DataFrame(
-            {
-                "store_id": (store + 1).astype(np.int64),
-                "product_category": pd.Series(np.asarray(CATEGORIES)[category], dtype="str"),
-                "total_cents": store_cents[store, category],
-                "transactions": store_count[store, category],
-            }
+        _write(
+            directory / "store_category.parquet",
+            store_id=(store + 1).astype(np.int64),
+            product_category=labels(category, CATEGORIES),
+            total_cents=store_cents[store, category],
+            transactions=store_count[store, category],
         )
-        cells.to_parquet(directory / "store_category.parquet", index=False)
         days = np.flatnonzero(self.day_count)
-        daily = pd.DataFrame(
-            {
-                "date": ((START_S // 86_400 + days) * 86_400).astype("datetime64[s]").astype("datetime64[ns]"),
-                "total_cents": self.day_cents[days],
-                "transactions": self.day_count[days],
-            }
+        _write(
+            directory / "daily.parquet",
+            date=((START_S // 86_400 + days) * 86_400).astype("datetime64[s]").astype("datetime64[ns]"),
+            total_cents=self.day_cents[days],
+            transactions=self.day_count[days],
         )
-        daily.to_parquet(directory / "daily.parquet", index=False)
         return {
             "rows": int(self.customer_count.sum()),
             "total_cents": int(self.customer_cents.sum()),
@@ -219,9 +211,9 @@ class Totals:
         with pq.ParquetWriter(path, schema) as writer:
             for quarter in sorted(self._closed):
                 ids, cents, count = self._closed[quarter]
-                label = pa.repeat(pa.scalar(QUARTERS[quarter], pa.string()), ids.size)
+                label = labels(np.zeros(ids.size, dtype=np.int8), [QUARTERS[quarter]])
                 writer.write_table(
-                    pa.Table.from_arrays([pa.array(ids), label, pa.array(cents), pa.array(count)], schema=schema)
+                    pa.Table.from_arrays([from_numpy(ids), label, from_numpy(cents), from_numpy(count)], schema=schema)
                 )
             if not self._closed:
                 writer.write_table(schema.empty_table())
@@ -229,18 +221,20 @@ class Totals:
     def _cube_table(self) -> pa.Table:
         month, cell = np.nonzero(self.cube_count)
         segment, region, store, category = np.unravel_index(cell, CUBE_SHAPE)
-
-        def labels(codes: np.ndarray, names: tuple[str, ...]) -> pa.Array:
-            return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(names)).cast(pa.string())
-
-        return pa.table(
-            {
-                "month": labels(month, MONTHS),
-                "segment": labels(segment, SEGMENTS),
-                "region": labels(region, REGIONS),
-                "store_id": pa.array((store + 1).astype(np.int64)),
-                "product_category": labels(category, CATEGORIES),
-                "total_cents": pa.array(self.cube_cents[month, cell]),
-                "transactions": pa.array(self.cube_count[month, cell]),
-            }
+        return _table(
+            month=labels(month, MONTHS),
+            segment=labels(segment, SEGMENTS),
+            region=labels(region, REGIONS),
+            store_id=(store + 1).astype(np.int64),
+            product_category=labels(category, CATEGORIES),
+            total_cents=self.cube_cents[month, cell],
+            transactions=self.cube_count[month, cell],
         )
+
+
+def _table(**columns: np.ndarray | pa.Array) -> pa.Table:
+    return pa.table({name: from_numpy(c) if isinstance(c, np.ndarray) else c for name, c in columns.items()})
+
+
+def _write(path: Path, **columns: np.ndarray | pa.Array) -> None:
+    pq.write_table(_table(**columns), path)

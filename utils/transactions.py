@@ -18,6 +18,7 @@ from functools import lru_cache
 import numpy as np
 import pyarrow as pa
 
+from utils.arrow_columns import from_numpy, labels
 from utils.customers import (
     CENTER_S,
     END_S,
@@ -252,12 +253,12 @@ def generate_partition(
     cents = np.maximum(np.rint(dollars * 100.0), 1).astype(np.int64)
     table = pa.Table.from_arrays(
         [
-            pa.array(np.arange(start, start + n, dtype=np.int64)),
-            pa.array(customer_ids(rank, customers)),
-            pa.array(second.astype("datetime64[s]")),
-            pa.array(store),
-            pa.DictionaryArray.from_arrays(pa.array(category), pa.array(CATEGORIES)).cast(pa.string()),
-            pa.array(cents / 100.0),
+            from_numpy(np.arange(start, start + n, dtype=np.int64)),
+            from_numpy(customer_ids(rank, customers)),
+            from_numpy(second.astype("datetime64[s]")),
+            from_numpy(store),
+            labels(category, CATEGORIES),
+            from_numpy(cents / 100.0),
         ],
         schema=SCHEMA,
     )
