@@ -233,11 +233,18 @@ def _refuse_reimport_in_worker() -> None:
         raise SystemExit(_REIMPORT_EXIT)
 
 
+# Files are written 1 MiB per system call: on a 2-core Linux VM, writing 600 MB of new files in
+# 30 MB calls cost 1.4 s of kernel time, in 1 MiB calls 0.12 s (4 MiB calls already cost 1.4 s).
+WRITE_CHUNK_BYTES = 1 << 20
+
+
 def _write_buffer(path: Path, buffer: pa.Buffer) -> str:
     """Write ``buffer`` to ``path`` and return its SHA-256 (hashed in memory, no re-read)."""
     digest = hashlib.sha256(buffer).hexdigest()
-    with open(path, "wb") as handle:
-        handle.write(buffer)
+    view = memoryview(buffer)
+    with open(path, "wb") as handle:  # buffered: it retries a short write until all is written
+        for start in range(0, len(view), WRITE_CHUNK_BYTES):
+            handle.write(view[start:start + WRITE_CHUNK_BYTES])
     return digest
 
 
