@@ -67,7 +67,7 @@ BENCH_STAMP := $(VENV)/.bench-installed
 benchmark: $(BENCH_STAMP)  ## quick benchmark for development (1 M rows, a few minutes): reports/benchmarks/
 	$(BIN)/python -m benchmarks.run --quick
 
-benchmark-full: $(BENCH_STAMP)  ## the full benchmark: 1 M, 10 M, 100 M rows (about 8 GB in $$COURSE_DATA_DIR); writes docs/benchmarks.md
+benchmark-full: $(BENCH_STAMP)  ## the full benchmark: 1 M, 10 M, 100 M rows (about 7 GB in $$COURSE_DATA_DIR); writes docs/benchmarks.md
 	$(BIN)/python -m benchmarks.run
 
 $(BENCH_STAMP): $(STAMP) requirements-bench.txt

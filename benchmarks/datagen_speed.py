@@ -36,11 +36,11 @@ FORMAT_RUNS = (("parquet",), ("csv",), ("csv", "parquet"))
 
 
 def time_generator_cli(rows: int, formats: tuple[str, ...], data_dir: Path) -> dict[str, float]:
-    """One run of ``python -m utils.datagen --scale small --rows ROWS``: wall seconds and the CPU
-    seconds (user, system) of the generator process and its workers."""
+    """One run of ``python -m utils.datagen --scale small --rows ROWS`` into the empty folder
+    ``data_dir``: wall seconds and the CPU seconds (user, system) of the generator and its workers."""
     command = [
         sys.executable, "-m", "utils.datagen", "--scale", "small", "--rows", str(rows),
-        "--formats", ",".join(formats), "--data-dir", str(data_dir), "--force",
+        "--formats", ",".join(formats), "--data-dir", str(data_dir),
     ]
     env = {k: v for k, v in os.environ.items() if k not in (SCALE_ENV_VAR, DATA_DIR_ENV_VAR)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -58,16 +58,56 @@ def time_generator_cli(rows: int, formats: tuple[str, ...], data_dir: Path) -> d
 
 
 def generator_runs(rows: int, repeats: int, data_dir: Path) -> list[dict[str, Any]]:
-    """``repeats`` runs of each format choice, interleaved so that a noisy moment hits all of them."""
-    root = Path(tempfile.mkdtemp(prefix="datagen-bench-", dir=data_dir))
+    """``repeats`` runs of each format choice, interleaved so that a noisy moment hits all of them.
+    Every run generates into a new empty folder, like a first ``make data``, and its files are
+    deleted before the next run, so each run finds the machine's memory in the same state."""
+    runs = []
+    for run in range(repeats):
+        for formats in FORMAT_RUNS:
+            folder = Path(tempfile.mkdtemp(prefix="datagen-bench-", dir=data_dir))
+            try:
+                runs.append({"formats": "+".join(formats), "rows": rows, "run": run,
+                             **time_generator_cli(rows, formats, folder)})
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+    return runs
+
+
+def partition_stages(rows: int = 500_000, repeats: int = 5) -> list[dict[str, Any]]:
+    """Where one worker's time goes for one partition of the ``small`` scale (500 k rows,
+    100 k customers): each step the generator's worker runs, timed alone, best of ``repeats``.
+    The sum bounds generation speed from above: cores x rows / sum, before starting processes,
+    writing the ground truth or the kernel's work on the files."""
+    # The worker's own steps (private to utils.datagen; what _write_partition runs in order).
+    from utils.datagen import _transaction_csv_bytes, _transaction_parquet_bytes, _write_buffer
+    from utils.groundtruth import partial_totals
+
+    partitions, customers = 20, 100_000
+    total = rows * partitions
+    generate_partition(42, 0, total, partitions, customers)  # warm: the customers and their months
+    part = generate_partition(42, 1, total, partitions, customers)
+    csv, parquet = _transaction_csv_bytes(part), _transaction_parquet_bytes(part)
+    folder = Path(tempfile.mkdtemp(prefix="datagen-stages-"))
+    steps = {
+        "generate the rows (NumPy)": lambda: generate_partition(42, 1, total, partitions, customers),
+        "ground-truth partial sums (NumPy)": lambda: partial_totals(part, customers),
+        "encode CSV (Arrow)": lambda: _transaction_csv_bytes(part),
+        "encode Parquet (Arrow)": lambda: _transaction_parquet_bytes(part),
+        "SHA-256 and write both files": lambda: (_write_buffer(folder / "a.csv", csv),
+                                                 _write_buffer(folder / "a.parquet", parquet)),
+    }
     try:
-        return [
-            {"formats": "+".join(formats), "rows": rows, "run": run, **time_generator_cli(rows, formats, root)}
-            for run in range(repeats)
-            for formats in FORMAT_RUNS
-        ]
+        stages = []
+        for step, run in steps.items():
+            times = []
+            for _ in range(repeats):
+                started = time.perf_counter()
+                run()
+                times.append(time.perf_counter() - started)
+            stages.append({"step": step, "rows": rows, "ms": 1000 * min(times), "ns_per_row": 1e9 * min(times) / rows})
+        return stages
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -113,6 +153,7 @@ def main() -> None:
         baseline = {fmt: time_pandas_baseline(args.baseline_rows, fmt, root) for fmt in ("parquet", "csv")}
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    stages = partition_stages()
     print(f"Hardware: {cpu_name()}, {cpu_count()} cores usable; Python {platform.python_version()}")
     print(f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
     print("| generator | format | rows | seconds (min / median) | M rows/s (min) | user / system CPU s |")
@@ -123,6 +164,15 @@ def main() -> None:
     for fmt, seconds in baseline.items():
         print(f"| plain pandas writer (1 process) | {fmt} | {args.baseline_rows:,} | {seconds:.2f} "
               f"| {args.baseline_rows / seconds / 1e6:.2f} | |")
+    print("\n| one 500 k-row partition, one core | ms | ns/row |\n|---|---:|---:|")
+    for stage in stages:
+        print(f"| {stage['step']} | {stage['ms']:.1f} | {stage['ns_per_row']:.0f} |")
+    print(f"\nCeiling on {cpu_count()} cores: {stage_ceiling(stages, cpu_count()) / 1e6:.2f} M rows/s")
+
+
+def stage_ceiling(stages: list[dict[str, Any]], cores: int) -> float:
+    """Rows per second if every core did nothing but these steps, back to back."""
+    return cores * 1e9 / sum(stage["ns_per_row"] for stage in stages)
 
 
 if __name__ == "__main__":

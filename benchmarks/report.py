@@ -21,6 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from benchmarks.datagen_speed import stage_ceiling  # noqa: E402
 from benchmarks.datagen_speed import summarize as summarize_datagen  # noqa: E402
 from utils.dataset import REPO_ROOT, human_bytes  # noqa: E402
 
@@ -260,6 +261,15 @@ def page(results: dict[str, Any], image_dir: str) -> str:
                   " and its worker processes together: user is the generator's own work, system is the kernel's"
                   " (mostly copying the files into the page cache).", "",
                   _markdown(datagen.round(2)), ""]
+    stages = pd.DataFrame(results.get("datagen_stages", []))
+    if not stages.empty:
+        cores = results["environment"]["cores"]
+        ceiling = stage_ceiling(results["datagen_stages"], cores)
+        lines += ["Where a worker's time goes, for one partition of the `small` scale (each step timed alone on one"
+                  " core, best of 5):", "", _markdown(stages[["step", "rows", "ms", "ns_per_row"]].round(1)), "",
+                  f"These steps alone, back to back on all {cores} cores, would generate {ceiling / 1e6:.2f} M rows/s:"
+                  " the ceiling before starting the processes, summing the ground truth across partitions and the"
+                  " kernel's work on the files.", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -35,6 +35,7 @@ from distributed import get_task_stream
 import utils
 from benchmarks import engines as eng
 from benchmarks import report
+from benchmarks.datagen_speed import partition_stages
 from utils import pipeline
 from utils.checks import check_customer_totals
 from utils.dataset import REPO_ROOT, default_data_dir
@@ -282,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         datasets = [utils.ensure_dataset(scale, data_dir) for scale in scales]
         mid = datasets[min(1, len(datasets) - 1)]
         results["datagen"] = datagen_throughput(datagen_rows, args.repeats, data_dir)
+        results["datagen_stages"] = partition_stages()
         results["engines"] = compare_engines(datasets, args.repeats)
         results["shapes"] = cluster_shapes(mid, args.repeats)
         results["sweep"] = partition_sweep(mid, args.repeats)

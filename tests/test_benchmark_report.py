@@ -31,6 +31,8 @@ def _results() -> dict:
                            "workers_restarted": 1}],
         "datagen": [{"formats": "csv+parquet", "rows": 10_000_000, "run": i, "seconds": s, "user_s": 4.0,
                      "system_s": 1.0} for i, s in enumerate([3.0, 2.5, 4.0])],
+        "datagen_stages": [{"step": "generate", "rows": 500_000, "ms": 150.0, "ns_per_row": 300.0},
+                           {"step": "encode", "rows": 500_000, "ms": 50.0, "ns_per_row": 100.0}],
     }
 
 
@@ -73,3 +75,8 @@ def test_page_names_skipped_engines_and_hardware():
     text = report.page(_results(), ".")
     assert "dask-cudf, LocalCUDACluster: skipped: no NVIDIA GPU visible" in text
     assert "on cpu, 2 cores" in text
+
+
+def test_generation_ceiling_is_cores_over_the_summed_steps():
+    # 300 + 100 ns per row on one core: 2.5 M rows/s per core, 5 M rows/s on the 2 cores recorded.
+    assert "would generate 5.00 M rows/s" in report.page(_results(), ".")
