@@ -325,8 +325,12 @@ def test_partitions_that_cannot_fit_in_memory_are_refused_before_writing(tmp_pat
     monkeypatch.setattr(datagen, "available_memory", lambda: peak - 1)
     with pytest.raises(ValueError, match=r"a partition of 5,000 rows needs about .* use more --partitions \(at least"):
         ensure_dataset("tiny", tmp_path)
-    monkeypatch.setattr(datagen, "available_memory", lambda: 2 * peak + 1)
+    parents_customers = 500 * datagen.PEAK_BYTES_PER_CUSTOMER  # its copy while the workers start
+    monkeypatch.setattr(datagen, "available_memory", lambda: 2 * peak + parents_customers)
     with pytest.raises(ValueError, match=r"4 workers .* use --workers 2 or more --partitions"):
+        ensure_dataset("tiny", tmp_path, workers=4)
+    monkeypatch.setattr(datagen, "available_memory", lambda: 2 * peak + parents_customers - 1)
+    with pytest.raises(ValueError, match=r"4 workers .* use --workers 1 or more --partitions"):
         ensure_dataset("tiny", tmp_path, workers=4)
     assert list(tmp_path.iterdir()) == []
 

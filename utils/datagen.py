@@ -154,7 +154,9 @@ def _choose_workers(params: Params, workers: int | None) -> int:
             f"a partition of {rows:,} rows needs about {human_bytes(peak)} of memory, "
             f"{human_bytes(available)} available; {advice}"
         )
-    fit = max(1, available // peak)
+    # While the workers start, this process writes the customers table from its own copy of the
+    # customers (see generate), so that copy shares the memory with the workers' partitions.
+    fit = max(1, (available - params.customers * PEAK_BYTES_PER_CUSTOMER) // peak)
     if workers is None:
         if params.rows < PARALLEL_FROM_ROWS:
             return 1

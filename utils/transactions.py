@@ -194,7 +194,7 @@ def _draw_slice(
     ranks = rng.permutation(ranks)
     seconds = np.sort(rng.integers(lo, hi, n, dtype=np.int64))
     # Times are independent of who buys, except for customers active in part of the slice.
-    partial = (world.start_s[ranks] > lo) | (world.end_s[ranks] < hi)
+    partial = ((world.start_s > lo) | (world.end_s < hi))[ranks]  # per customer, then per row
     if not partial.any():
         return ranks, seconds
     late_ranks = ranks[partial]
