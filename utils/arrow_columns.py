@@ -18,6 +18,8 @@ def from_numpy(values: np.ndarray, arrow_type: pa.DataType | None = None) -> pa.
     (numeric or ``datetime64``); ``arrow_type`` reinterprets the same bytes (e.g. as a decimal)."""
     values = np.ascontiguousarray(values)
     arrow_type = pa.from_numpy_dtype(values.dtype) if arrow_type is None else arrow_type
+    if arrow_type.bit_width < 8:  # booleans: Arrow packs them into bits, NumPy does not
+        raise ValueError(f"from_numpy takes numeric or datetime64 arrays, not {values.dtype}")
     rows = values.nbytes // (arrow_type.bit_width // 8)
     return pa.Array.from_buffers(arrow_type, rows, [None, pa.py_buffer(values)])
 
