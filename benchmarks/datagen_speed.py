@@ -104,10 +104,16 @@ def partition_stages(rows: int = 500_000, repeats: int = 5) -> list[dict[str, An
                 started = time.perf_counter()
                 run()
                 times.append(time.perf_counter() - started)
-            stages.append({"step": step, "rows": rows, "ms": 1000 * min(times), "ns_per_row": 1e9 * min(times) / rows})
+            stages.append({"step": step, "rows": rows, "runs": repeats, "ms": 1000 * min(times),
+                           "ns_per_row": 1e9 * min(times) / rows})
         return stages
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def stage_ceiling(stages: list[dict[str, Any]], cores: int) -> float:
+    """Rows per second if every core did nothing but these steps, back to back."""
+    return cores * 1e9 / sum(stage["ns_per_row"] for stage in stages)
 
 
 def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -168,11 +174,6 @@ def main() -> None:
     for stage in stages:
         print(f"| {stage['step']} | {stage['ms']:.1f} | {stage['ns_per_row']:.0f} |")
     print(f"\nCeiling on {cpu_count()} cores: {stage_ceiling(stages, cpu_count()) / 1e6:.2f} M rows/s")
-
-
-def stage_ceiling(stages: list[dict[str, Any]], cores: int) -> float:
-    """Rows per second if every core did nothing but these steps, back to back."""
-    return cores * 1e9 / sum(stage["ns_per_row"] for stage in stages)
 
 
 if __name__ == "__main__":

@@ -266,7 +266,8 @@ def page(results: dict[str, Any], image_dir: str) -> str:
         cores = results["environment"]["cores"]
         ceiling = stage_ceiling(results["datagen_stages"], cores)
         lines += ["Where a worker's time goes, for one partition of the `small` scale (each step timed alone on one"
-                  " core, best of 5):", "", _markdown(stages[["step", "rows", "ms", "ns_per_row"]].round(1)), "",
+                  " core, best of `runs`):", "",
+                  _markdown(stages[["step", "rows", "runs", "ms", "ns_per_row"]].round(1)), "",
                   f"These steps alone, back to back on all {cores} cores, would generate {ceiling / 1e6:.2f} M rows/s:"
                   " the ceiling before starting the processes, summing the ground truth across partitions and the"
                   " kernel's work on the files.", ""]
