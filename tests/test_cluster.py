@@ -164,7 +164,11 @@ def test_a_malformed_scheduler_address_is_one_clear_line(monkeypatch, address, p
     assert "unset DASK_SCHEDULER_ADDRESS" in message and "`dask scheduler`" in message
 
 
-@pytest.mark.parametrize("address", ["tcp://10.0.0.5:8786", "10.0.0.5:8786", " tls://sched.example:8786 ", "tcp://[::1]:8786"])
+@pytest.mark.parametrize(
+    "address",
+    ["tcp://10.0.0.5:8786", "10.0.0.5:8786", " tls://sched.example:8786 ", "tcp://[::1]:8786",
+     "ucx://10.0.0.5:8786", "ucxx://10.0.0.5:8786"],  # ucxx: the scheme distributed-ucxx registers
+)
 def test_well_formed_scheduler_addresses_pass_the_check(address):
     assert check_scheduler_address(address) == address.strip()
 

@@ -66,6 +66,19 @@ def test_a_pin_mismatch_names_both_versions(tmp_path):
     assert f"pandas {pandas.__version__} (pinned 0.0.1)" in checks[0].detail
 
 
+def test_the_cuda_xgboost_of_a_conda_gpu_environment_satisfies_the_xgboost_cpu_pin(tmp_path):
+    """environment.yml installs the CUDA-enabled ``xgboost`` where requirements.txt pins ``xgboost-cpu``."""
+    requirements, constraints = _pin_files(tmp_path, "xgboost-cpu==3.2.0", "xgboost-cpu==3.2.0")
+    conda_gpu = {"xgboost": "3.2.0"}.get
+    checks = {c.name: c for c in doctor.check_versions(requirements, constraints, version_of=conda_gpu)}
+    assert checks["course libraries"].status == doctor.OK, checks["course libraries"]
+    assert checks["other packages"].status == doctor.OK, checks["other packages"]
+    assert doctor.pinned_versions(requirements, version_of=conda_gpu) == [("xgboost-cpu", "3.2.0", "3.2.0")]
+    wrong = {c.name: c for c in doctor.check_versions(requirements, constraints, version_of={"xgboost": "3.1.0"}.get)}
+    assert wrong["course libraries"].status == doctor.FAIL
+    assert "xgboost-cpu 3.1.0 (pinned 3.2.0)" in wrong["course libraries"].detail
+
+
 def test_missing_test_tools_only_warn(tmp_path):
     numpy_version = metadata.version("numpy")
     pins = f"numpy=={numpy_version}\n# tests and notebook tooling\nno-such-tool==2.0"

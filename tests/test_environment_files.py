@@ -108,13 +108,15 @@ def test_xgboost_is_the_cpu_build_on_linux_and_the_same_version_everywhere():
 def test_gpu_requirements_use_the_cuda_extras_and_rapids_26_10():
     text = (ROOT / "requirements-gpu.txt").read_text()
     assert "-r requirements.txt" in text
-    for spec in ("cudf-cu12==26.10.*", "dask-cudf-cu12==26.10.*", "dask-cuda[cu12]==26.10.*"):
+    for spec in ("cudf-cu12==26.10.*", "dask-cudf-cu12==26.10.*", "dask-cuda[cu12]==26.10.*",
+                 "cuml-cu12[dask]==26.10.*"):  # cuml.dask needs the [dask] extra (raft-dask, dask-cudf)
         assert spec in text
     assert not re.search(r"^dask-cuda==", text, re.M), "dask-cuda without [cu12] downgrades dask"
     conda = yaml.safe_load((ROOT / "environment.yml").read_text())
     assert conda["channels"][:2] == ["rapidsai", "conda-forge"]
     deps = " ".join(d for d in conda["dependencies"] if isinstance(d, str))
     assert "cuda-version=" in deps and "cudf=26.10" in deps and "dask-cuda=26.10" in deps
+    assert "cuml=26.10" in deps and "raft-dask=26.10" in deps, "notebook 08 section 7 runs cuml.dask"
 
 
 def test_binder_sets_the_proxied_dashboard_link_and_small_scale():

@@ -29,7 +29,9 @@ DASHBOARD_ENV_VAR = "COURSE_DASHBOARD_ADDRESS"
 LOCAL_HOST = "127.0.0.1"
 DEFAULT_DASHBOARD_ADDRESS = f"{LOCAL_HOST}:0"  # a free port, reachable from this machine only
 CONNECT_TIMEOUT_S = 5  # Dask's default is 30 s: too long to wait for a mistyped address
-SCHEDULER_PROTOCOLS = ("tcp", "tls", "ucx", "ws", "wss")
+# ``ucxx`` is the scheme distributed-ucxx registers for itself (the ``distributed.comm.backends``
+# entry point ``ucxx = "distributed_ucxx:UCXXBackend"``, rapidsai/ucxx python/distributed-ucxx/pyproject.toml).
+SCHEDULER_PROTOCOLS = ("tcp", "tls", "ucx", "ucxx", "ws", "wss")
 QUIET = logging.ERROR
 
 _FIX_ADDRESS = (
@@ -54,7 +56,7 @@ def dashboard_bind_address() -> str:
 
 def check_scheduler_address(address: str) -> str:
     """``address`` stripped, or ``SchedulerAddressError`` saying what is wrong with it and how
-    to fix it. Accepts ``tcp://host:port`` (and tls/ucx/ws/wss) or ``host:port``."""
+    to fix it. Accepts ``tcp://host:port`` (and tls/ucx/ucxx/ws/wss) or ``host:port``."""
     from distributed.comm.addressing import parse_address, parse_host_port
 
     cleaned = address.strip()

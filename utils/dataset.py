@@ -148,9 +148,11 @@ class Dataset:
     def parquet_kwargs(self) -> dict:
         """``read_parquet`` arguments that keep one partition per Parquet file on the backend Dask
         is configured for now. dask_cudf fuses small files up to ``blocksize`` (default 1/32 of one
-        GPU's memory) while planning, so file and partition counts differ from pandas unless
-        ``blocksize=None``; the pandas backend takes no such argument (it fuses only after a column
-        projection, which ``blocksize`` does not switch off)."""
+        GPU's memory) when the plan is optimized (``_tune_up`` of its Parquet readers,
+        rapidsai/cudf python/dask_cudf/dask_cudf/io/parquet.py), so partition counts after
+        ``optimize()`` differ from pandas unless ``blocksize=None``, which switches fusion off;
+        the pandas backend takes no such argument (it fuses only after a column projection, which
+        ``blocksize`` does not switch off)."""
         from utils.backend import current_backend  # lazy: the backend is read at call time
 
         return {"blocksize": None} if current_backend().name == "gpu" else {}

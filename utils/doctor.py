@@ -89,6 +89,12 @@ def split_requirements(path: Path) -> tuple[dict[str, tuple[str, str]], dict[str
     return read_pins(path, lines[:cut]), read_pins(path, lines[cut:])
 
 
+# Distributions that install the same module under another name. requirements.txt pins the CPU
+# build ``xgboost-cpu`` on Linux; the conda GPU environment (environment.yml) installs the
+# CUDA-enabled ``xgboost`` instead, and either at the pinned version is the right XGBoost.
+SAME_MODULE = {"xgboost-cpu": ("xgboost",)}
+
+
 def installed_version(name: str) -> str | None:
     try:
         return metadata.version(name)
@@ -96,18 +102,27 @@ def installed_version(name: str) -> str | None:
         return None
 
 
+def _version_of_any(name: str, version_of: Callable[[str], str | None]) -> str | None:
+    """The installed version of ``name``, or of a distribution that provides the same module."""
+    for candidate in (name, *SAME_MODULE.get(_normalise(name), ())):
+        version = version_of(candidate)
+        if version is not None:
+            return version
+    return None
+
+
 def pinned_versions(
     requirements: Path = REQUIREMENTS, version_of: Callable[[str], str | None] = installed_version
 ) -> list[tuple[str, str | None, str]]:
     """``(package, installed version or None, pinned version)`` for the course's direct
     requirements, in the file's order: the table notebook 00 shows."""
-    return [(name, version_of(name), pin) for name, pin in read_pins(requirements).values()]
+    return [(name, _version_of_any(name, version_of), pin) for name, pin in read_pins(requirements).values()]
 
 
 def _differences(pins: dict[str, tuple[str, str]], version_of: Callable[[str], str | None]) -> list[str]:
     found = []
     for name, pin in pins.values():
-        version = version_of(name)
+        version = _version_of_any(name, version_of)
         if version is None:
             found.append(f"{name} not installed (pinned {pin})")
         elif version != pin:

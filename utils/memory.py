@@ -54,8 +54,11 @@ class MemoryBudget:
         }
 
     def cluster_kwargs(self, backend: str) -> dict[str, Any]:
-        """Arguments for ``utils.start_client``: on GPUs the budget is each worker's device memory
-        limit (cudf spills to host above it); on CPUs, the ``target`` fraction of ``config()``."""
+        """Arguments for ``utils.start_client``: on GPUs the budget is each worker's
+        ``device_memory_limit``, above which dask-cuda moves whole task results to host memory
+        (its ``DeviceHostFile``, rapidsai/dask-cuda dask_cuda/worker_common.py); cudf's own spilling
+        (``enable_cudf_spill``) does not read that limit and runs alongside it. On CPUs, the
+        ``target`` fraction of ``config()``."""
         kwargs: dict[str, Any] = {"n_workers": self.workers, "threads_per_worker": 1, "memory_limit": self.worker_limit}
         if backend == "gpu":
             kwargs["device_memory_limit"] = self.per_worker

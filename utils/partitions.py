@@ -63,15 +63,25 @@ def recommended_partition_bytes(
 
 
 def advice_for_client(client, backend: str | None = None) -> PartitionAdvice:
-    """The rule applied to the smallest worker of ``client``'s cluster (GPU memory on GPU workers)."""
+    """The rule applied to the smallest worker of ``client``'s cluster (GPU memory on GPU workers).
+
+    GPU memory is asked of the workers themselves (``utils.machine.this_gpu`` through
+    ``client.run``): the scheduler's record of a nanny-started dask-cuda worker has no ``"gpu"``
+    entry, because NVML starts in the worker after its start-up information was sent
+    (dask/distributed ``distributed/worker.py``, ``distributed/diagnostics/nvml.py``)."""
     from utils.backend import current_backend
+    from utils.machine import this_gpu
 
     backend = backend or current_backend().name
     workers = list(client.scheduler_info(n_workers=-1)["workers"].values())
     if not workers:
         raise ValueError("the cluster has no workers")
     if backend == "gpu":
-        memory = min(w["gpu"]["memory-total"] for w in workers)
+        devices = [device for device in client.run(this_gpu).values() if device]
+        if len(devices) < len(workers):
+            raise ValueError(f"the gpu backend is set but only {len(devices)} of {len(workers)} workers have a GPU; "
+                             "start GPU workers with LocalCUDACluster or `dask cuda worker`")
+        memory = min(device["memory_bytes"] for device in devices)
     else:
         memory = min(w["memory_limit"] for w in workers)
     threads = max(w["nthreads"] for w in workers)

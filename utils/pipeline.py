@@ -36,11 +36,15 @@ FORMATS = ("parquet", "csv")
 def cluster_shape(backend: str | None = None, cores: int | None = None) -> dict[str, int]:
     """``start_client`` arguments for this pipeline: on CPUs one single-threaded worker process per
     core (beyond ``MAX_CPU_WORKERS`` cores, that many processes sharing the cores as threads); on
-    GPUs nothing, which keeps one worker per GPU."""
-    from utils.backend import current_backend
+    GPUs nothing, which keeps one worker per GPU.
+
+    Called before ``start_client`` (notebook 03's setup), so ``backend`` defaults to the backend
+    ``start_client`` is about to choose (``choose_backend``: ``$COURSE_BACKEND`` or the hardware),
+    not to Dask's current setting, which is still the CPU default then."""
+    from utils.backend import choose_backend
     from utils.machine import cpu_count
 
-    if (backend or current_backend().name) == "gpu":
+    if (backend or choose_backend().name) == "gpu":
         return {}
     cores = cores or cpu_count()
     workers = max(1, min(cores, MAX_CPU_WORKERS))
