@@ -19,14 +19,23 @@ LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # The URL JupyterLab prints (and opens, where a browser exists) lands on this notebook.
 FIRST_NOTEBOOK := notebooks/00_environment_check.ipynb
 
-.PHONY: lab test test-external doctor data venv lint format-notebooks constraints benchmark benchmark-full gpu-check clean-data
+.PHONY: lab test test-quick test-gpu-sim test-external doctor data venv lint format-notebooks constraints benchmark benchmark-full gpu-check clean-data
 
 lab: $(STAMP) data  ## set up, generate the default data, start JupyterLab on the course
 	$(BIN)/jupyter lab $(LAB_ROOT) --notebook-dir=. --LabApp.default_url=/lab/tree/$(FIRST_NOTEBOOK)
 
-test: $(STAMP)  ## the whole test suite: unit tests, template checks, every notebook under nbval (tiny scale), then the external-cluster pass
+test: $(STAMP)  ## the whole test suite: unit tests, every notebook under nbval (tiny scale), the external-cluster pass, the GPU-mode passes on 1 and 2 simulated GPUs
 	COURSE_SCALE=tiny $(BIN)/python -m pytest
 	COURSE_SCALE=tiny $(BIN)/python -m tools.external_pass
+	COURSE_SCALE=tiny $(BIN)/python tests/gpu_sim/notebook_pass.py --gpus 1
+	COURSE_SCALE=tiny $(BIN)/python tests/gpu_sim/notebook_pass.py --gpus 2
+
+test-quick: $(STAMP)  ## for development: unit tests and every notebook once on the CPU (no external or GPU-mode pass)
+	COURSE_SCALE=tiny $(BIN)/python -m pytest
+
+test-gpu-sim: $(STAMP)  ## every notebook in GPU mode on the simulated RAPIDS stack, 1 then 2 simulated GPUs (tests/gpu_sim)
+	COURSE_SCALE=tiny $(BIN)/python tests/gpu_sim/notebook_pass.py --gpus 1
+	COURSE_SCALE=tiny $(BIN)/python tests/gpu_sim/notebook_pass.py --gpus 2
 
 test-external: $(STAMP)  ## every notebook under nbval against separate `dask scheduler` + 2 `dask worker` processes (DASK_SCHEDULER_ADDRESS)
 	COURSE_SCALE=tiny $(BIN)/python -m tools.external_pass

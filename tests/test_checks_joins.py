@@ -95,16 +95,20 @@ def test_top_customers_in_region_wrong_answers(enriched, tiny_dataset):
 
 
 class FakeClient:
-    """Two workers of 1 GiB each, optionally with a GPU of ``gpu_bytes``."""
+    """Two workers of 1 GiB each, optionally with a GPU of ``gpu_bytes``. As with real dask-cuda
+    workers, the scheduler's record holds no GPU entry; the workers report their GPU when asked
+    (``client.run(utils.machine.this_gpu)``)."""
 
     def __init__(self, gpu_bytes: int | None = None) -> None:
         self.gpu_bytes = gpu_bytes
 
     def scheduler_info(self, n_workers=-1):
-        worker = {"memory_limit": 2**30}
-        if self.gpu_bytes:
-            worker["gpu"] = {"name": "a GPU", "memory-total": self.gpu_bytes}
-        return {"workers": {"a": dict(worker), "b": dict(worker)}}
+        return {"workers": {"a": {"memory_limit": 2**30}, "b": {"memory_limit": 2**30}}}
+
+    def run(self, function):
+        assert function.__name__ == "this_gpu", function
+        gpu = {"name": "a GPU", "uuid": "GPU-0", "memory_bytes": self.gpu_bytes} if self.gpu_bytes else None
+        return {"a": gpu, "b": gpu}
 
 
 RUNS = pd.DataFrame(

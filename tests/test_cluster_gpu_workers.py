@@ -1,7 +1,7 @@
 """What the course reads from the workers of a cluster, checked on CPU workers that "see" GPUs
-through a stand-in ``pynvml`` on their path (tests/standins/nvml): the GPU names come from the
-workers themselves, and an external cluster is labelled GPU only when its workers are dask-cuda
-workers. Nothing here runs on a GPU."""
+through the simulated RAPIDS stack on their path (tests/gpu_sim: its ``pynvml`` answers for
+simulated devices): the GPU names come from the workers themselves, and an external cluster is
+labelled GPU only when its workers are dask-cuda workers. Nothing here runs on a GPU."""
 
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ import pytest
 from utils import backend as backend_module
 from utils.cluster import describe, shutdown, start_client, summary
 
-STANDINS = Path(__file__).resolve().parent / "standins"
-GPU_NAMES = "Stand-in H200 A;Stand-in H200 B"
+GPU_SIM = Path(__file__).resolve().parent / "gpu_sim"
+GPU_NAMES = "Simulated H200 A;Simulated H200 B"
 
 
-def _standin_module(name: str, path: Path):
-    """Import a stand-in helper in this process under ``name``, so ``client.run`` sends the
+def _sim_module(name: str, path: Path):
+    """Import a simulation helper in this process under ``name``, so ``client.run`` sends the
     function by reference and the workers import the same module from their own path."""
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -29,13 +29,13 @@ def _standin_module(name: str, path: Path):
 
 
 @pytest.fixture(scope="module")
-def standin_gpu_cluster():
-    """Two plain `dask worker` processes (not dask-cuda workers) that see two stand-in GPUs through
-    NVML and can import stand-in cudf/dask_cudf/dask_cuda: like CPU workers on a GPU machine."""
+def sim_gpu_cluster():
+    """Two plain `dask worker` processes (not dask-cuda workers) that see two simulated GPUs through
+    NVML and can import the simulated cudf/dask_cudf/dask_cuda: like CPU workers on a GPU machine."""
     from utils.processes import external_cluster
 
-    path = os.pathsep.join([str(STANDINS / "nvml"), str(STANDINS / "rapids"), os.environ.get("PYTHONPATH", "")])
-    env = {"PYTHONPATH": path.rstrip(os.pathsep), "STANDIN_NVML_DEVICES": GPU_NAMES, "CUDA_VISIBLE_DEVICES": "1,0"}
+    path = os.pathsep.join([str(GPU_SIM), os.environ.get("PYTHONPATH", "")])
+    env = {"PYTHONPATH": path.rstrip(os.pathsep), "GPU_SIM_DEVICES": GPU_NAMES, "CUDA_VISIBLE_DEVICES": "1,0"}
     with external_cluster(n_workers=2, threads_per_worker=1, memory_limit="1GiB", env=env) as cluster:
         yield cluster.address
 
@@ -51,25 +51,25 @@ def client_has_gpu_stack(monkeypatch):
         yield
 
 
-def test_the_stand_ins_are_not_on_this_process_path():
-    """The premise: only the workers see the stand-ins, so what the tests read came from them."""
-    for module in ("pynvml", "cudf", "dask_cuda"):
+def test_the_simulation_is_not_on_this_process_path():
+    """The premise: only the workers see the simulation, so what the tests read came from them."""
+    for module in ("pynvml", "cudf", "dask_cuda", "rmm"):
         spec = importlib.util.find_spec(module)
-        assert spec is None or "standins" not in str(spec.origin), spec
+        assert spec is None or "gpu_sim" not in str(spec.origin or spec.submodule_search_locations), spec
 
 
 @pytest.mark.slow
-def test_gpu_names_come_from_the_workers(standin_gpu_cluster, client_has_gpu_stack):
-    client = start_client(address=standin_gpu_cluster, quiet=True)
+def test_gpu_names_come_from_the_workers(sim_gpu_cluster, client_has_gpu_stack):
+    client = start_client(address=sim_gpu_cluster, quiet=True)
     try:
         info = describe(client)
         text = summary(client)
     finally:
         shutdown(client)
     # CUDA_VISIBLE_DEVICES=1,0: each worker computes on its first entry, device 1
-    assert info["gpus"] == ["Stand-in H200 B"], info
+    assert info["gpus"] == ["Simulated H200 B"], info
     assert info["gpu_workers"] == 2
-    assert "GPUs      : Stand-in H200 B (2 workers on 1 GPU)" in text, text
+    assert "GPUs      : Simulated H200 B (2 workers on 1 GPU)" in text, text
 
 
 def _describe_external(address: str) -> dict:
@@ -82,25 +82,25 @@ def _describe_external(address: str) -> dict:
 
 
 @pytest.mark.slow
-def test_external_cpu_workers_that_see_gpus_are_not_a_gpu_cluster(standin_gpu_cluster, client_has_gpu_stack):
-    info = _describe_external(standin_gpu_cluster)
+def test_external_cpu_workers_that_see_gpus_are_not_a_gpu_cluster(sim_gpu_cluster, client_has_gpu_stack):
+    info = _describe_external(sim_gpu_cluster)
     assert (info["backend"], info["dataframe_library"]) == ("cpu", "pandas"), info["reason"]
     assert "not dask-cuda workers" in info["reason"]
     assert dask.config.get("dataframe.backend") == "pandas"
 
 
 @pytest.mark.slow
-def test_external_dask_cuda_workers_are_a_gpu_cluster(standin_gpu_cluster, client_has_gpu_stack):
+def test_external_dask_cuda_workers_are_a_gpu_cluster(sim_gpu_cluster, client_has_gpu_stack):
     from distributed import Client
 
-    helper = _standin_module("standin_cuda_worker", STANDINS / "rapids" / "standin_cuda_worker.py")
-    with Client(standin_gpu_cluster) as setup:
+    helper = _sim_module("gpu_sim_helpers", GPU_SIM / "gpu_sim_helpers.py")
+    with Client(sim_gpu_cluster) as setup:
         workers = sorted(setup.scheduler_info(n_workers=-1)["workers"])
         setup.run(helper.become_dask_cuda_worker, workers=workers[:1])
-        half = _describe_external(standin_gpu_cluster)
+        half = _describe_external(sim_gpu_cluster)
         assert half["backend"] == "cpu" and "1 of 2 workers" in half["reason"], half["reason"]
         setup.run(helper.become_dask_cuda_worker, workers=workers[1:])
-        full = _describe_external(standin_gpu_cluster)
+        full = _describe_external(sim_gpu_cluster)
     assert (full["backend"], full["dataframe_library"]) == ("gpu", "cudf"), full["reason"]
     assert full["reason"].startswith("external cluster: 1 NVIDIA GPU(s) found"), full["reason"]
     assert dask.config.get("dataframe.backend") == "cudf"

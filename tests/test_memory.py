@@ -49,9 +49,25 @@ def test_demo_budget_sets_the_target_fraction_to_the_budget():
     assert budget.budget_bytes == 1_000_000 and budget.per_worker == 500_000
     config = budget.config()
     assert config["distributed.worker.memory.target"] * budget.worker_limit == pytest.approx(500_000)
-    assert budget.cluster_kwargs("gpu")["device_memory_limit"] == 500_000
+    assert "device_memory_limit" not in budget.cluster_kwargs()
+    on_gpus = demo_budget(3_000_000, ratio=3, backend="gpu", workers=2).cluster_kwargs()
+    assert on_gpus["device_memory_limit"] == 500_000 and on_gpus["n_workers"] == 2
+    assert on_gpus["enable_cudf_spill"] is False  # else cudf objects bypass the device budget
     with pytest.raises(ValueError):
         demo_budget(1000, ratio=1)
+    with pytest.raises(ValueError):
+        demo_budget(1000, backend="tpu")
+
+
+def test_a_gpu_demo_budget_has_no_more_workers_than_gpus(monkeypatch):
+    """One worker per GPU: LocalCUDACluster refuses more workers than devices."""
+    import utils.memory
+
+    monkeypatch.setattr(utils.memory, "gpu_count", lambda: 1)
+    assert demo_budget(3_000_000, backend="gpu").workers == 1
+    monkeypatch.setattr(utils.memory, "gpu_count", lambda: 8)
+    assert demo_budget(3_000_000, backend="gpu").workers == 2
+    assert demo_budget(3_000_000).workers == 2
 
 
 def test_in_memory_estimate_is_close_to_the_real_size(tiny_dataset):
@@ -61,7 +77,7 @@ def test_in_memory_estimate_is_close_to_the_real_size(tiny_dataset):
 
 def test_persisting_more_than_the_budget_spills_and_the_workers_say_so(tiny_dataset):
     budget = demo_budget(in_memory_bytes(tiny_dataset), ratio=3)
-    cluster_kwargs = budget.cluster_kwargs("cpu")
+    cluster_kwargs = budget.cluster_kwargs()
     with (
         dask.config.set(budget.config()),
         course_client(quiet=True, backend="cpu", local=True, **cluster_kwargs) as client,
@@ -76,4 +92,4 @@ def test_persisting_more_than_the_budget_spills_and_the_workers_say_so(tiny_data
         wait(everything)
         spilled, total = spilled_partitions(client, everything)
         assert total == frame.npartitions and spilled > 0
-        assert worker_memory(client)["spilled_to_disk"].sum() > 0
+        assert worker_memory(client)["spilled"].sum() > 0

@@ -555,13 +555,17 @@ JOIN_STRATEGIES = ("broadcast", "shuffle")
 
 def _smallest_worker_memory(client: Any) -> int:
     """The least memory one worker can hold data in: its memory limit, or its GPU's memory where
-    that is smaller (a broadcast copies the small side into every GPU)."""
+    that is smaller (a broadcast copies the small side into every GPU). GPU memory is asked of the
+    workers: the scheduler's record of a nanny-started dask-cuda worker has no ``"gpu"`` entry."""
+    from utils.machine import this_gpu
+
+    devices = client.run(this_gpu)
     sizes = []
-    for worker in _workers(client):
+    for address, worker in client.scheduler_info(n_workers=-1)["workers"].items():
         limits = [worker.get("memory_limit") or 0]
-        gpu = worker.get("gpu")
-        if isinstance(gpu, dict) and gpu.get("memory-total"):
-            limits.append(gpu["memory-total"])
+        gpu = devices.get(address)
+        if gpu:
+            limits.append(gpu["memory_bytes"])
         sizes.append(min(limit for limit in limits if limit) if any(limits) else 0)
     return min(sizes)
 

@@ -4,7 +4,8 @@
 #   - the GPU machine's own packages named by the 'have' lines of .ci/device/packages.txt, installed
 #     from wheels (at the CPU environment's versions where constraints.txt pins them), except
 #     cupy-cuda13x (needs the CUDA libraries: skipped and named as skipped) and nvidia-ml-py
-#     (replaced by the stand-in pynvml in tests/standins/nvml),
+#     (replaced by the simulated pynvml, tests/gpu_sim/pynvml.py, linked alone into $SANDBOX/nvml so that the
+#     rest of the simulation (dask_cuda, cudf, rmm) cannot shadow the carried packages),
 # run with `python -S` (no site-packages: nothing of this machine's environments leaks in), up to
 # the end of the preflight. Needs PyPI. Usage: bash .ci/device/dry-run.sh [SANDBOX_DIR]
 set -euo pipefail
@@ -24,7 +25,8 @@ rm -rf "$SANDBOX/machine-wheels" "$SANDBOX/machine"
   -c constraints.txt -d "$SANDBOX/machine-wheels" "${have[@]}"
 "$PIP_PYTHON" -m pip install --quiet --no-index --no-deps --no-compile --target "$SANDBOX/machine" \
   "$SANDBOX"/machine-wheels/*.whl
+rm -rf "$SANDBOX/nvml" && mkdir -p "$SANDBOX/nvml" && ln -s "$PWD/tests/gpu_sim/pynvml.py" "$SANDBOX/nvml/pynvml.py"
 echo "== gpu-check.sh with DRY_RUN=1"
 DRY_RUN=1 PYTHON="$PY" PYTHON_FLAGS=-S PIP_PYTHON="$PIP_PYTHON" WHEELS="$SANDBOX/wheels" SITE="$SANDBOX/site" \
-  EXTRA_PATH="$SANDBOX/machine:$PWD/tests/standins/nvml" PREFLIGHT_SKIP="cupy cupy-cuda13x nvidia-ml-py" \
+  EXTRA_PATH="$SANDBOX/machine:$SANDBOX/nvml" PREFLIGHT_SKIP="cupy cupy-cuda13x nvidia-ml-py" \
   bash .ci/device/gpu-check.sh

@@ -1,0 +1,5 @@
+"""Simulated ``cudf.api``."""
+
+from cudf.api import types
+
+__all__ = ["types"]

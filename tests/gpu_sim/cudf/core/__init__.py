@@ -1,0 +1,1 @@
+"""Simulated ``cudf.core`` (class paths as in rapidsai/cudf ``python/cudf/cudf/core``)."""

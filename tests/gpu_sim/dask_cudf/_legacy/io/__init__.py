@@ -1,0 +1,1 @@
+"""Simulated ``dask_cudf._legacy.io``."""

@@ -1,1 +1,0 @@
-"""Stand-in: makes ``cudf`` importable (``utils.machine.installed``) on a test's workers. No GPU code."""
