@@ -106,6 +106,11 @@ ARRAY_MESSAGE = (
 ARROW_MESSAGE = (
     "Implicit conversion to a host PyArrow object via __arrow_array__ is not allowed. Consider using .to_arrow()"
 )
+# rapidsai/cudf python/cudf/cudf/core/mixins/notiterable.py and single_column_frame.py ``tolist``
+NOT_ITERABLE_MESSAGE = ("{} object is not iterable. Consider using `.to_arrow()`, `.to_pandas()` "
+                        "or `.to_numpy()` if you wish to iterate over the values.")
+TOLIST_MESSAGE = ("cuDF does not support conversion to host memory via the `tolist()` method. "
+                  "Consider using `.to_arrow().to_pylist()` to construct a Python list.")
 UDF_COMPILE_MESSAGE = "user defined function compilation failed."
 
 # rapidsai/cudf python/cudf/cudf/utils/dtypes.py ``np_dtypes_to_pandas_dtypes`` (``nullable=True``).

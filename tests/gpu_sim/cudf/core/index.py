@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cudf.core.frame import ARRAY_MESSAGE, _from_library
+from cudf.core.frame import ARRAY_MESSAGE, NOT_ITERABLE_MESSAGE, TOLIST_MESSAGE, _from_library
 
 
 class Index(pd.Index):
@@ -36,18 +36,12 @@ class Index(pd.Index):
         # rapidsai/cudf: Index is a SingleColumnFrame, which is NotIterable (core/mixins/notiterable.py)
         if _from_library():
             return super().__iter__()
-        raise TypeError(
-            f"{type(self).__name__} object is not iterable. Consider using `.to_arrow()`, `.to_pandas()` "
-            "or `.to_numpy()` if you wish to iterate over the values."
-        )
+        raise TypeError(NOT_ITERABLE_MESSAGE.format(type(self).__name__))
 
     def tolist(self) -> list[Any]:
         if _from_library():
             return super().tolist()
-        raise TypeError(
-            "cuDF does not support conversion to host memory via the `tolist()` method. "
-            "Consider using `.to_arrow().to_pylist()` to construct a Python list."
-        )
+        raise TypeError(TOLIST_MESSAGE)
 
     to_list = tolist
 

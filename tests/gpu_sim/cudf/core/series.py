@@ -12,6 +12,8 @@ import pandas as pd
 from cudf.core.frame import (
     ARRAY_MESSAGE,
     ARROW_MESSAGE,
+    NOT_ITERABLE_MESSAGE,
+    TOLIST_MESSAGE,
     Absent,
     CudfLocIndexer,
     _from_library,
@@ -152,19 +154,13 @@ class Series(pd.Series):
         # rapidsai/cudf python/cudf/cudf/core/mixins/notiterable.py (SingleColumnFrame is NotIterable)
         if _from_library():
             return super().__iter__()
-        raise TypeError(
-            f"{type(self).__name__} object is not iterable. Consider using `.to_arrow()`, `.to_pandas()` "
-            "or `.to_numpy()` if you wish to iterate over the values."
-        )
+        raise TypeError(NOT_ITERABLE_MESSAGE.format(type(self).__name__))
 
     def tolist(self) -> list[Any]:
         # rapidsai/cudf python/cudf/cudf/core/single_column_frame.py ``tolist``
         if _from_library():
             return super().tolist()
-        raise TypeError(
-            "cuDF does not support conversion to host memory via the `tolist()` method. "
-            "Consider using `.to_arrow().to_pylist()` to construct a Python list."
-        )
+        raise TypeError(TOLIST_MESSAGE)
 
     to_list = tolist
 
