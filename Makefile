@@ -22,7 +22,7 @@ FIRST_NOTEBOOK := notebooks/00_environment_check.ipynb
 .PHONY: lab test test-quick test-gpu-sim test-external doctor data venv lint format-notebooks constraints benchmark benchmark-full gpu-check clean-data
 
 lab: $(STAMP) data  ## set up, generate the default data, start JupyterLab on the course
-	$(BIN)/jupyter lab $(LAB_ROOT) --notebook-dir=. --LabApp.default_url=/lab/tree/$(FIRST_NOTEBOOK)
+	DASK_CONFIG="$(CURDIR)/binder/dask" $(BIN)/jupyter lab $(LAB_ROOT) --notebook-dir=. --LabApp.default_url=/lab/tree/$(FIRST_NOTEBOOK)
 
 test: $(STAMP)  ## the whole test suite: unit tests, every notebook under nbval (tiny scale), the external-cluster pass, the GPU-mode passes on 1 and 2 simulated GPUs
 	COURSE_SCALE=tiny $(BIN)/python -m pytest

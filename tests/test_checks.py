@@ -159,3 +159,53 @@ def test_split_out_choice_follows_the_measurements():
             checks.check_split_out_choice(bad, runs, 12_000, FakeClient())
     with pytest.raises(CheckFailed, match=r"you measured split_out in \[1, 4\]"):
         checks.check_split_out_choice(2, runs, 12_000, FakeClient())
+
+
+# --- direct check calls (not through grade) blame changed data too (issue 27, item 4) -------------
+
+@pytest.fixture
+def changed_copy(tiny_dataset, tmp_path):
+    import shutil
+
+    from utils.dataset import Dataset
+
+    return Dataset(shutil.copytree(tiny_dataset.path, tmp_path / tiny_dataset.path.name))
+
+
+def _edit_same_size(path, old: bytes, new: bytes) -> None:
+    data = path.read_bytes()
+    assert len(old) == len(new) and old in data
+    path.write_bytes(data.replace(old, new, 1))
+
+
+def test_a_direct_check_on_an_edited_csv_blames_the_data(totals, changed_copy):
+    part = changed_copy.csv_files[0]
+    amount = part.read_text().splitlines()[1].split(",")[-1].encode()  # sales_amount is the last column
+    edited = bytes([amount[0] % 9 + 1 + 48 if amount[0] != 57 else 49]) + amount[1:]
+    _edit_same_size(part, b"," + amount + b"\n", b"," + edited + b"\n")
+    learners = dd.read_csv(changed_copy.csv_files, **changed_copy.csv_kwargs)
+    yours = learners.groupby("customer_id")["sales_amount"].sum().compute()
+    with pytest.raises(CheckFailed) as error:
+        checks.check_customer_totals(yours, changed_copy)
+    message = str(error.value)
+    assert "\n" not in message and "data files were changed after generation" in message and "yours" not in message
+
+
+def test_a_direct_check_on_a_damaged_ground_truth_is_one_line_blaming_the_data(totals, changed_copy):
+    truth = changed_copy.path / "ground_truth" / "customers.parquet"
+    data = bytearray(truth.read_bytes())
+    data[len(data) // 2: len(data) // 2 + 64] = b"\xff" * 64  # same size, no longer readable
+    truth.write_bytes(bytes(data))
+    with pytest.raises(CheckFailed) as error:
+        checks.check_customer_totals(totals, changed_copy)
+    message = str(error.value)
+    assert "\n" not in message and "data files were changed after generation" in message
+    assert "ground_truth/customers.parquet" in message
+
+
+def test_every_check_with_a_dataset_blames_changed_data():
+    import inspect
+
+    for name, check in vars(checks).items():
+        if name.startswith("check_") and "dataset" in inspect.signature(check).parameters:
+            assert getattr(check, "blames_changed_data", False), f"checks.{name} does not verify the data on failure"

@@ -218,3 +218,217 @@ def test_connects_to_an_external_scheduler_and_leaves_it_running(external_cluste
         shutdown(client)
     with Client(external_cluster, timeout=10) as again:
         assert len(again.scheduler_info()["workers"]) == 1, "shutdown must not stop an external cluster"
+
+
+# --- addresses where something answers that is not a Dask scheduler (issue 27, item 2) ------------
+
+def _start_client_within(seconds: float, **kwargs):
+    """``start_client(**kwargs)`` in a thread: its result or exception, or a failure when it hangs
+    (Dask's handshake read has no timeout: distributed/comm/core.py, ``connect``)."""
+    import threading
+
+    outcome: dict = {}
+
+    def run() -> None:
+        try:
+            outcome["client"] = start_client(quiet=True, **kwargs)
+        except BaseException as error:  # noqa: BLE001 - handed to the test
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, daemon=True)
+    started = time.monotonic()
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        pytest.fail(f"start_client({kwargs}) still waits after {seconds} s")
+    if "client" in outcome:
+        shutdown(outcome["client"])
+        pytest.fail("start_client connected to something that is not a scheduler")
+    return outcome["error"], time.monotonic() - started
+
+
+@pytest.fixture(scope="module")
+def not_a_scheduler():
+    """Three local servers that are not Dask schedulers: a web server (``http.server``, as the
+    dashboard), a socket that accepts and says nothing, and one that answers anything with HTTP 400."""
+    import http.server
+    import socket
+    import threading
+
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    silent, answers_400 = socket.create_server(("127.0.0.1", 0)), socket.create_server(("127.0.0.1", 0))
+    held: list = []
+
+    def accept_silently() -> None:
+        while True:
+            try:
+                held.append(silent.accept()[0])
+            except OSError:
+                return
+
+    def answer_400() -> None:
+        while True:
+            try:
+                conn = answers_400.accept()[0]
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(5)
+                try:
+                    conn.recv(1024)
+                    conn.sendall(b"HTTP/1.0 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                except OSError:
+                    pass
+
+    for target in (accept_silently, answer_400):
+        threading.Thread(target=target, daemon=True).start()
+    yield {
+        "http": f"tcp://127.0.0.1:{web.server_address[1]}",
+        "silent": f"tcp://127.0.0.1:{silent.getsockname()[1]}",
+        "400": f"tcp://127.0.0.1:{answers_400.getsockname()[1]}",
+    }
+    web.shutdown()
+    for sock in (silent, answers_400, *held):
+        sock.close()
+
+
+@pytest.mark.parametrize(
+    ("server", "said"),
+    [("http", "speaks HTTP"), ("silent", "said nothing"), ("400", "speaks HTTP")],
+)
+def test_a_server_that_is_not_a_scheduler_is_one_line_within_seconds(monkeypatch, not_a_scheduler, server, said):
+    address = not_a_scheduler[server]
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", address)
+    error, took = _start_client_within(15, connect_timeout=1)
+    assert isinstance(error, SchedulerUnreachableError), f"{type(error).__name__}: {error}"
+    message = str(error)
+    assert "\n" not in message and took < 10
+    assert message.startswith(f"DASK_SCHEDULER_ADDRESS={address!r} is not a Dask scheduler: ") and said in message
+    assert "`dask scheduler`" in message
+
+
+def test_a_workers_address_is_one_line(monkeypatch):
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, processes=False, protocol="tcp", host="127.0.0.1",
+                      dashboard_address=None, silence_logs=cluster_module.QUIET) as cluster:
+        worker = next(iter(cluster.scheduler.workers))
+        monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", worker)
+        error, _ = _start_client_within(15, connect_timeout=2)
+        assert isinstance(error, SchedulerAddressError), f"{type(error).__name__}: {error}"
+        assert "\n" not in str(error) and "is a Dask worker, not the scheduler" in str(error)
+        assert cluster.scheduler.address in str(error)  # the worker knows its scheduler: name it
+
+
+@pytest.mark.parametrize(
+    ("address", "said"),
+    [("tls://127.0.0.1:9", "needs the cluster's TLS certificates"),
+     ("ucx://127.0.0.1:9", "needs the UCXX package"),
+     ("ucxx://127.0.0.1:9", "needs the UCXX package")],
+)
+def test_a_protocol_this_client_cannot_speak_is_one_line(monkeypatch, address, said):
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", address)
+    error, took = _start_client_within(15, connect_timeout=1)
+    assert isinstance(error, SchedulerAddressError), f"{type(error).__name__}: {error}"
+    assert "\n" not in str(error) and said in str(error) and took < 5
+
+
+# --- $COURSE_DASHBOARD_ADDRESS, validated in one place (issue 27, item 6) --------------------------
+
+@pytest.mark.parametrize(
+    ("value", "bind"),
+    [("8787", "127.0.0.1:8787"), (" 8787 ", "127.0.0.1:8787"), (":8787", "127.0.0.1:8787"),
+     ("0", "127.0.0.1:0"), ("0.0.0.0:8787", "0.0.0.0:8787"), ("localhost:0", "localhost:0"),
+     ("[::1]:8787", "[::1]:8787")],
+)
+def test_a_bare_dashboard_port_means_localhost(monkeypatch, value, bind):
+    monkeypatch.setenv("COURSE_DASHBOARD_ADDRESS", value)
+    assert dashboard_bind_address() == bind
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [("foo", "expected PORT or HOST:PORT"), ("99999", "port 99999 is out of range"),
+     ("127.0.0.1:99999", "port 99999 is out of range"), ("127.0.0.1:http", "expected PORT or HOST:PORT"),
+     ("no-such-host.invalid:8787", "host 'no-such-host.invalid' does not resolve")],
+)
+def test_a_bad_dashboard_address_is_one_line_naming_the_variable(monkeypatch, value, problem):
+    monkeypatch.setenv("COURSE_DASHBOARD_ADDRESS", value)
+    with pytest.raises(ValueError) as error:
+        dashboard_bind_address()
+    message = str(error.value)
+    assert "\n" not in message and message.startswith(f"COURSE_DASHBOARD_ADDRESS={value!r} ") and problem in message
+    assert "unset COURSE_DASHBOARD_ADDRESS" in message
+    with pytest.raises(ValueError, match="COURSE_DASHBOARD_ADDRESS"):
+        start_client(quiet=True, local=True, backend="cpu")  # before any cluster starts
+
+
+# --- re-running a setup cell replaces this kernel's previous cluster (issue 27, item 7) -----------
+
+_THREADS_ONLY = {"n_workers": 1, "threads_per_worker": 1, "backend": "cpu", "local": True, "processes": False,
+                 "protocol": "tcp", "dashboard_address": "127.0.0.1:0"}
+
+
+def test_rerunning_start_client_replaces_the_previous_cluster(capsys):
+    from distributed.core import Status
+
+    first = start_client(quiet=True, **_THREADS_ONLY)
+    first_cluster = first.cluster
+    second = start_client(**_THREADS_ONLY)
+    try:
+        assert first_cluster.status == Status.closed, "the previous cluster must not keep running"
+        assert first.status == "closed"
+        said = [line for line in capsys.readouterr().out.splitlines() if "previous" in line]
+        assert len(said) == 1 and "closed" in said[0] and "start_client" in said[0]
+        kept = start_client(quiet=True, replace=False, **_THREADS_ONLY)  # e.g. the doctor's own cluster
+        shutdown(kept)
+        assert second.cluster.status == Status.running
+    finally:
+        shutdown(second)
+    third = start_client(**_THREADS_ONLY)  # after shutdown() there is nothing to replace
+    try:
+        assert "previous" not in capsys.readouterr().out
+    finally:
+        shutdown(third)
+
+
+# --- worker memory: a limit no worker can work under, and memory warnings that reach the learner ---
+
+@pytest.mark.parametrize("limit", ["200MiB", "100MB", 150 * 2**20])
+def test_a_memory_limit_below_an_idle_worker_is_refused_in_one_line(limit):
+    started = time.monotonic()
+    with pytest.raises(ValueError) as error:
+        start_client(n_workers=1, memory_limit=limit, local=True, backend="cpu", quiet=True)
+    message = str(error.value)
+    assert "\n" not in message and "idle worker" in message and "pauses" in message and "at least" in message
+    assert time.monotonic() - started < 2  # refused before any process starts
+
+
+def test_memory_pause_and_restart_warnings_reach_the_learner(capfd, monkeypatch):
+    """Pause and restart lines pass the course's quiet logging (silence_logs=ERROR here, and
+    DASK_DISTRIBUTED__LOGGING__DISTRIBUTED=error in conftest.py); other INFO lines do not."""
+    # A just-started worker (~60 MiB) is above 3 % of 1 GiB: it pauses. Then its nanny (in this
+    # process) gets a 5 % restart line, and restarts it.
+    monkeypatch.setattr(cluster_module, "IDLE_WORKER_BYTES", 0)  # this test wants a worker that pauses
+    with dask.config.set({"distributed.worker.memory.pause": 0.03}):
+        client = start_client(n_workers=1, threads_per_worker=1, memory_limit="1GiB", local=True, backend="cpu",
+                              quiet=True, dashboard_address="127.0.0.1:0")
+
+    def wait_for(text: str, seen: str) -> str:
+        deadline = time.monotonic() + 15
+        while text not in seen and time.monotonic() < deadline:
+            time.sleep(0.2)
+            seen += capfd.readouterr().err
+        return seen
+
+    try:
+        seen = wait_for("Pausing worker", "")
+        [nanny] = client.cluster.workers.values()
+        nanny.memory_manager.memory_terminate_fraction = 0.05  # distributed/worker_memory.py, NannyMemoryManager
+        seen = wait_for("Restarting", seen)
+    finally:
+        shutdown(client)
+    assert "Pausing worker" in seen, seen[-2000:]
+    assert "memory budget. Restarting" in seen, seen[-2000:]
+    assert " - INFO - " not in seen, seen[-2000:]

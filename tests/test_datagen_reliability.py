@@ -183,7 +183,7 @@ def test_a_script_calling_ensure_dataset_at_import_time(tmp_path, guarded):
         last = stderr.strip().splitlines()[-1]
         assert last.startswith("ValueError: ensure_dataset() ran again inside a generator worker")
         assert 'if __name__ == "__main__":' in last and str(script) in last
-        assert not any(data.iterdir()), "nothing may be left behind"
+        assert not data.exists() or not any(data.iterdir()), "nothing may be left behind"
 
 
 def test_readme_troubleshooting_explains_the_guard():
@@ -447,3 +447,95 @@ def test_a_hanging_cleanup_after_a_signal_still_ends_the_process():
     assert done.returncode == 143
     assert time.monotonic() - started < 20
     assert "the next run removes the temporary folder" in done.stderr
+
+
+# --- issue 27, item 9: refusals leave nothing, an empty --data-dir, worker suggestions, overrides --
+
+def test_a_refused_run_leaves_no_empty_data_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(datagen, "available_memory", lambda: 1)
+    with pytest.raises(ValueError, match="needs about"):
+        ensure_dataset("tiny", tmp_path / "new" / "data")
+    assert not (tmp_path / "new" / "data").exists()
+    existing = tmp_path / "mine"
+    existing.mkdir()
+    with pytest.raises(ValueError, match="needs about"):
+        ensure_dataset("tiny", existing)
+    assert existing.is_dir()  # a folder that was there before stays
+
+
+def test_an_empty_data_dir_argument_is_refused(tmp_path):
+    done = _cli("--scale", "tiny", "--data-dir", "", cwd=tmp_path)
+    assert done.returncode == 2
+    assert _one_line(done.stderr).startswith("error: argument --data-dir: empty")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_more_workers_than_partitions_are_capped_and_suggestions_too(monkeypatch):
+    params = make_params("tiny")  # 4 partitions
+    peak = datagen.partition_peak_bytes(params)
+    customers = params.customers * datagen.PEAK_BYTES_PER_CUSTOMER
+    monkeypatch.setattr(datagen, "available_memory", lambda: 175 * peak + customers)
+    assert datagen._choose_workers(params, 100_000) == 4
+    monkeypatch.setattr(datagen, "available_memory", lambda: 3 * peak + customers)
+    with pytest.raises(ValueError, match=r"use --workers 3 or more --partitions") as error:
+        datagen._choose_workers(params, 100_000)
+    assert "100000" not in str(error.value).replace(",", "")
+
+
+def test_overridden_rows_are_reported_as_overridden(tmp_path, monkeypatch):
+    import collections
+
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(datagen.shutil, "disk_usage", lambda path: usage(10, 10, 1))
+    with pytest.raises(ValueError) as error:
+        ensure_dataset("tiny", tmp_path, rows=6_000)
+    assert "6,000 rows (--rows overrides scale 'tiny')" in str(error.value)
+    assert "for scale 'tiny'" not in str(error.value)
+
+
+# --- issue 27, item 8: say why a dataset is regenerated, and that a second generator waits --------
+
+def test_regenerating_a_damaged_dataset_says_why(tmp_path, tiny_dataset, capsys):
+    copy = shutil.copytree(tiny_dataset.path, tmp_path / tiny_dataset.path.name)
+    (copy / "csv" / "part-00001.csv").unlink()
+    capsys.readouterr()
+    ensure_dataset("tiny", tmp_path)
+    said = [line for line in capsys.readouterr().out.splitlines() if "regenerat" in line]
+    assert len(said) == 1 and "csv/part-00001.csv" in said[0] and str(copy) in said[0], said
+    capsys.readouterr()
+    ensure_dataset("tiny", tmp_path)  # complete now: reused silently
+    assert capsys.readouterr().out == ""
+
+
+def test_a_second_generator_says_that_it_waits(tmp_path, capsys):
+    import fcntl
+
+    target = tmp_path / "transactions-tiny"
+    holder = os.open(tmp_path, os.O_RDONLY)
+    fcntl.flock(holder, fcntl.LOCK_EX)  # another generator at work in this folder
+    import threading
+
+    release = threading.Timer(1.0, lambda: os.close(holder))
+    release.start()
+    with datagen._generation_lock(target):
+        pass
+    release.join()
+    out = capsys.readouterr().out
+    assert "waiting" in out and "another" in out and str(tmp_path) in out and len(out.splitlines()) == 1
+
+
+def _dead_pid() -> int:
+    finished = subprocess.Popen([sys.executable, "-c", "pass"])
+    finished.wait()
+    return finished.pid
+
+
+def test_a_dead_runs_temporary_goes_even_when_the_dataset_is_reused(tmp_path, tiny_dataset):
+    shutil.copytree(tiny_dataset.path, tmp_path / tiny_dataset.path.name)
+    stale = tmp_path / f".transactions-tiny.tmp-{_dead_pid()}-0123abcd"
+    (stale / "csv").mkdir(parents=True)
+    (stale / "csv" / "part-00000.csv").write_text("half written")
+    other = tmp_path / ".transactions-tiny.tmp-notapid-0123abcd"  # not the course's naming: kept
+    other.mkdir()
+    ensure_dataset("tiny", tmp_path)
+    assert not stale.exists() and other.exists()

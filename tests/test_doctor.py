@@ -192,3 +192,34 @@ def test_bad_arguments_exit_2_with_one_line():
     assert result.stderr.strip().count("\n") == 0 and "invalid choice: 'huge'" in result.stderr
     result = _run("--no-cluster", env={"COURSE_SCALE": "huge"})
     assert result.returncode == 2 and result.stderr.startswith("error: unknown scale 'huge'")
+
+
+def test_a_dashboard_that_only_says_dask_needs_bokeh_fails(monkeypatch):
+    """Without bokeh the scheduler still answers /status with HTTP 200, a page saying "Dask needs
+    bokeh" (distributed/http/scheduler/missing_bokeh.py): that is no dashboard."""
+    import http.server
+    import threading
+
+    from distributed.versions import BOKEH_REQUIREMENT
+
+    class MissingBokeh(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = f"<p>Dask needs {BOKEH_REQUIREMENT} for the dashboard.</p>".encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), MissingBokeh)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        import utils.cluster
+
+        monkeypatch.setattr(utils.cluster, "dashboard_address", lambda client: f"http://127.0.0.1:{server.server_address[1]}")
+        check = doctor._dashboard(client=None)
+    finally:
+        server.shutdown()
+    assert check.status == doctor.FAIL and "bokeh" in check.detail and "bokeh" in check.fix

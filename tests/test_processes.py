@@ -158,3 +158,43 @@ def test_kill_worker_rejects_a_worker_that_does_not_exist():
         assert cluster.worker_processes() == [cluster.workers[0].pid]
         with pytest.raises(IndexError, match="1 worker processes are running"):
             cluster.kill_worker(3)
+
+
+def test_the_readme_terminal_recipe_waits_for_the_scheduler_file():
+    """The recipe reads the address from the scheduler file: a stale file from an earlier run must go
+    first, and the export must wait until the new scheduler has written it."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = re.search(r"external cluster from a terminal\*\*:\s*```bash\n(.*?)```", readme, re.S).group(1)
+    lines = [line.strip() for line in block.splitlines()]
+    at = {name: next(i for i, line in enumerate(lines) if pattern in line) for name, pattern in
+          [("remove", "rm -f /tmp/course-scheduler.json"), ("scheduler", "dask scheduler"),
+           ("wait", "until [ -s /tmp/course-scheduler.json ]"), ("export", "export DASK_SCHEDULER_ADDRESS")]}
+    assert at["remove"] < at["scheduler"] < at["wait"] < at["export"], lines
+
+
+def test_cluster_folders_of_dead_kernels_are_removed_and_the_doctor_says_so(tmp_path, monkeypatch):
+    """TLS keys and logs of a killed kernel's cluster (``course-cluster-<pid>-...`` in $TMPDIR) go on
+    the next run; folders of live owners, without an owner pid, or of other programs stay."""
+    import subprocess
+    import sys
+    import tempfile
+
+    from utils import doctor, processes
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    finished = subprocess.Popen([sys.executable, "-c", "pass"])
+    finished.wait()
+    dead = tmp_path / f"course-cluster-{finished.pid}-abcd1234"
+    dead.mkdir()
+    (dead / "key.pem").write_text("secret")
+    (dead / "scheduler.log").write_text("log")
+    mine = processes._make_cluster_dir()  # how start() names its folder: this live process owns it
+    kept = [mine, tmp_path / "course-cluster-og2owuuj", tmp_path / f"other-program-{finished.pid}-x"]
+    for folder in kept[1:]:
+        folder.mkdir()
+    [check] = [c for c in doctor.diagnose(data_dir=tmp_path / "data", cluster=False) if c.name == "leftovers"]
+    assert not dead.exists() and all(folder.exists() for folder in kept)
+    assert check.status == doctor.OK and "1 cluster folder" in check.detail and dead.name in check.detail

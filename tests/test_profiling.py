@@ -206,3 +206,36 @@ def test_prefix_colours_are_stable_distinct_and_never_transfer_red():
     assert len(set(many.values())) == 16
     reserved = {to_rgba("red"), to_rgba("tab:red"), to_rgba("orange"), to_rgba("tab:orange")}
     assert not set(many.values()) & reserved
+
+
+def test_notebook_04_writes_its_performance_report_to_the_scratch_area(tmp_path, monkeypatch):
+    """Run notebook 04's report cell where the current folder cannot take a ``reports`` folder (a
+    read-only checkout; as root, a file in the way stands in for the permissions), with a stand-in
+    ``performance_report``: the report goes to ``ds.scratch_dir``, the course's one writable place."""
+    import contextlib
+    import json
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    cells = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "04_profiling.ipynb").read_text())["cells"]
+    [source] = ["".join(c["source"]) for c in cells if c["cell_type"] == "code" and "performance_report(" in
+                "".join(c["source"]) and "report_path" in "".join(c["source"])]
+
+    @contextlib.contextmanager
+    def performance_report(filename):
+        yield
+        Path(filename).write_text("<html></html>")
+
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "reports").write_text("not a folder")
+    monkeypatch.chdir(checkout)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    frame = dd.from_pandas(pd.DataFrame({"customer_id": [1, 1, 2], "sales_amount": [1.0, 2.0, 3.0]}), npartitions=1)
+    namespace = {"Path": Path, "os": __import__("os"), "performance_report": performance_report, "df": frame,
+                 "ds": SimpleNamespace(scratch_dir=scratch)}
+    exec(compile(source, "notebook-04-report-cell", "exec"), namespace)
+    assert namespace["report_path"].parent == scratch and namespace["report_path"].is_file()

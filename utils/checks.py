@@ -11,6 +11,7 @@ itself: an exercise nobody has attempted yet prints "not attempted yet" instead 
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import traceback
@@ -57,16 +58,42 @@ def grade(names: str, check: Callable[..., None], *args: Any, **kwargs: Any) -> 
         raise
 
 
-def _blame_changed_data(failure: CheckFailed, arguments: list[Any]) -> None:
+def _blame_changed_data(failure: BaseException, arguments: list[Any]) -> None:
     """Re-raise ``failure`` as a data problem when a dataset's files no longer match their checksums."""
+    if getattr(failure, "data_verified", False):
+        return  # a check below already verified the data (see ``_blames_changed_data``)
     for dataset in arguments:
         if isinstance(dataset, Dataset):
-            problems = dataset.verify()
+            try:
+                problems = dataset.verify()
+            except (OSError, ValueError, KeyError, TypeError) as error:
+                problems = [f"the manifest cannot be read: {error}"]
             if problems:
                 raise CheckFailed(
                     f"the data files were changed after generation ({problems[0]}), so the answer cannot "
                     f"be checked; regenerate them with `{dataset.regenerate_command}`"
-                ) from failure
+                ) from (failure if isinstance(failure, CheckFailed) else None)
+
+
+def _blames_changed_data(check: Callable[..., None]) -> Callable[..., None]:
+    """Wrap a check that reads a ``Dataset``: when it fails, or the ground truth it reads raises
+    (a damaged file: a raw pandas/pyarrow error), the data's checksums are verified first, so edited
+    files are blamed in one line, never the learner's answer. Called directly or through ``grade``."""
+
+    @functools.wraps(check)
+    def checked(*args: Any, **kwargs: Any) -> None:
+        try:
+            return check(*args, **kwargs)
+        except CheckFailed as failure:
+            _blame_changed_data(failure, [*args, *kwargs.values()])
+            failure.data_verified = True  # type: ignore[attr-defined]
+            raise
+        except Exception as error:
+            _blame_changed_data(error, [*args, *kwargs.values()])
+            raise
+
+    checked.blames_changed_data = True  # type: ignore[attr-defined]
+    return checked
 
 
 def _show_failure_briefly(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: Any = None) -> list[str]:
@@ -769,3 +796,10 @@ def check_beats_baselines(predictions: Any, dataset: Dataset, target_quarter: st
 
 
 _install_notebook_display()
+
+
+# Every check that reads a dataset verifies it when it fails (``_blames_changed_data``).
+for _name, _check in list(globals().items()):
+    if _name.startswith("check_") and callable(_check) and "dataset" in inspect.signature(_check).parameters:
+        globals()[_name] = _blames_changed_data(_check)
+del _name, _check

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from distributed import Client, LocalCluster
+from distributed.diagnostics.plugin import WorkerPlugin
 
 from utils.backend import Backend, choose_backend, configure_dask, current_backend, missing_gpu_packages
 from utils.machine import cpu_count, this_gpu
@@ -33,6 +35,15 @@ CONNECT_TIMEOUT_S = 5  # Dask's default is 30 s: too long to wait for a mistyped
 # entry point ``ucxx = "distributed_ucxx:UCXXBackend"``, rapidsai/ucxx python/distributed-ucxx/pyproject.toml).
 SCHEDULER_PROTOCOLS = ("tcp", "tls", "ucx", "ucxx", "ws", "wss")
 QUIET = logging.ERROR
+
+# An idle CPU worker process (distributed, pandas, pyarrow imported) holds 165-175 MiB (measured, Linux
+# x86_64, this environment); rounded up. Below ``limit x pause fraction`` of this it pauses at once
+# and never runs a task (distributed/worker_memory.py, ``_maybe_pause_or_unpause``).
+IDLE_WORKER_BYTES = 200 * 2**20
+MIN_WORKER_MEMORY = "512MiB"  # what the refusal suggests: an idle worker plus room for some data
+# The loggers of Dask's worker pause/spill warnings (in the worker process) and of the nanny's
+# "exceeded 95% memory budget. Restarting..." (in this process): distributed/worker_memory.py.
+MEMORY_LOGGERS = ("distributed.worker.memory", "distributed.nanny.memory")
 
 _FIX_ADDRESS = (
     f"unset {SCHEDULER_ENV_VAR} to start a local cluster, or start one with `dask scheduler` "
@@ -48,10 +59,41 @@ class SchedulerUnreachableError(ConnectionError):
     """No scheduler answered at the given address in time."""
 
 
+class DashboardAddressError(ValueError):
+    """``$COURSE_DASHBOARD_ADDRESS`` is not a port or host:port the dashboard can listen on."""
+
+
 def dashboard_bind_address() -> str:
     """Where a local cluster's dashboard listens: ``$COURSE_DASHBOARD_ADDRESS`` when set (the
-    explicit opt-in to remote access, e.g. ``0.0.0.0:8787``), else 127.0.0.1 on a free port."""
-    return os.environ.get(DASHBOARD_ENV_VAR, "").strip() or DEFAULT_DASHBOARD_ADDRESS
+    explicit opt-in to remote access, e.g. ``0.0.0.0:8787``), else 127.0.0.1 on a free port. A bare
+    port (``8787`` or ``:8787``) means 127.0.0.1:PORT: Dask itself would bind it on every interface.
+    Anything else is a one-line ``DashboardAddressError`` naming the variable."""
+    import socket
+
+    value = os.environ.get(DASHBOARD_ENV_VAR, "")
+    cleaned = value.strip()
+    if not cleaned:
+        return DEFAULT_DASHBOARD_ADDRESS
+    host, sep, port_text = cleaned.rpartition(":")
+    if not sep:
+        host, port_text = "", cleaned
+    host = host.strip()
+    problem = None
+    if not port_text.isdigit() or (sep and host.startswith("[") != host.endswith("]")):
+        problem = "expected PORT or HOST:PORT (e.g. 8787 for 127.0.0.1:8787, or 0.0.0.0:8787 for every interface)"
+    elif not 0 <= int(port_text) < 65536:
+        problem = f"port {int(port_text)} is out of range (0-65535; 0 picks a free port)"
+    elif host:
+        try:
+            socket.getaddrinfo(host.strip("[]"), None)
+        except (OSError, UnicodeError):
+            problem = f"host {host!r} does not resolve on this machine"
+    if problem:
+        raise DashboardAddressError(
+            f"{DASHBOARD_ENV_VAR}={value!r} is not a dashboard address: {problem}; "
+            f"fix it or unset {DASHBOARD_ENV_VAR} (the dashboard then listens on 127.0.0.1 at a free port)"
+        )
+    return f"{host or LOCAL_HOST}:{int(port_text)}"
 
 
 def check_scheduler_address(address: str) -> str:
@@ -80,15 +122,199 @@ def check_scheduler_address(address: str) -> str:
     return cleaned
 
 
-def _connect(address: str, timeout: float) -> Client:
-    address = check_scheduler_address(address)
+_NOT_A_SCHEDULER_FIX = (
+    f"set {SCHEDULER_ENV_VAR} to the scheduler's address that `dask scheduler` prints "
+    "(e.g. tcp://10.0.0.5:8786; the dashboard's http port is not it), or unset it to start a local cluster"
+)
+PROBE_MAX_HANDSHAKE_BYTES = 1 << 20  # a Dask handshake is a few hundred bytes
+
+
+def _not_a_scheduler(address: str, why: str) -> SchedulerUnreachableError:
+    return SchedulerUnreachableError(
+        f"{SCHEDULER_ENV_VAR}={address!r} is not a Dask scheduler: {why}; {_NOT_A_SCHEDULER_FIX}"
+    )
+
+
+def _check_protocol_available(address: str, security: Any) -> Any:
+    """The ``Security`` to connect with, or ``SchedulerAddressError`` for a protocol this process
+    cannot speak: Dask raises a bare ``TypeError`` for both cases below."""
+    import importlib.util
+
+    from distributed.comm.addressing import parse_address
+    from distributed.security import Security
+
+    protocol, _ = parse_address(address, strict=False)
+    if protocol in ("ucx", "ucxx") and importlib.util.find_spec("distributed_ucxx") is None:
+        # distributed/comm/ucx.py is a stub since UCX-Py's removal: its connector cannot be built.
+        raise SchedulerAddressError(
+            f"{SCHEDULER_ENV_VAR}={address!r} needs the UCXX package (distributed-ucxx), which is not "
+            "installed; install distributed-ucxx-cu12/cu13 (GPU machines) or use the scheduler's tcp:// address"
+        )
+    security = Security() if security is None else security  # Security() reads Dask's TLS config
+    if protocol in ("tls", "wss") and security.get_connection_args("client").get("ssl_context") is None:
+        raise SchedulerAddressError(
+            f"{SCHEDULER_ENV_VAR}={address!r} needs the cluster's TLS certificates, and none are configured; "
+            "pass start_client(security=...) (e.g. cluster.security of utils.processes) or set "
+            "distributed.comm.tls.ca-file/client.cert/client.key in Dask's config"
+        )
+    return security
+
+
+def _probe_tcp(address: str, timeout: float) -> bool:
+    """A Dask server greets first (its handshake: distributed/comm/core.py, ``Listener.on_connection``),
+    while Dask's client waits for that greeting without a timeout (``connect`` there). So read the
+    first 8 bytes (the frame length, distributed/comm/tcp.py) ourselves, with a timeout: nothing, or
+    an absurd length (``HTTP/1.0`` read as one, 3 EiB), is not a scheduler. Refused connections are
+    left to ``Client``, which retries them until the scheduler starts or the timeout passes: False."""
+    import socket
+    import struct
+
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    _, location = parse_address(address, strict=False)
+    host, port = parse_host_port(location)
     try:
-        return Client(address, timeout=timeout)
+        sock = socket.create_connection((host, port), timeout=timeout)
+    except OSError:
+        return False
+    with sock:
+        sock.settimeout(timeout)
+        greeting = b""
+        try:
+            while len(greeting) < 8:
+                chunk = sock.recv(8 - len(greeting))
+                if not chunk:
+                    break
+                greeting += chunk
+        except OSError:
+            pass
+        if len(greeting) == 8 and 0 < struct.unpack("Q", greeting)[0] <= PROBE_MAX_HANDSHAKE_BYTES:
+            return True
+        if greeting.startswith(b"HTTP/") or (not greeting and _speaks_http(sock, host)):
+            raise _not_a_scheduler(address, "it speaks HTTP (a web page, e.g. the Dask dashboard)")
+        if greeting:
+            raise _not_a_scheduler(address, f"it answered {greeting[:8]!r}, not Dask's protocol")
+        raise _not_a_scheduler(address, f"it accepted the connection but said nothing within {timeout:g} s")
+
+
+def _speaks_http(sock: Any, host: str) -> bool:
+    try:
+        sock.sendall(f"HEAD / HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
+        return sock.recv(5) == b"HTTP/"
+    except OSError:
+        return False
+
+
+def _identity(address: str, timeout: float, security: Any) -> dict[str, Any] | None:
+    """``identity()`` of the Dask server at ``address`` with a hard timeout, run on a thread of its
+    own (a notebook's kernel already runs an event loop). None when it did not answer."""
+    import asyncio
+    import threading
+
+    from distributed.core import rpc
+
+    async def ask() -> dict[str, Any]:
+        server = rpc(address, timeout=timeout, connection_args=security.get_connection_args("client"))
+        try:
+            return await asyncio.wait_for(server.identity(), timeout)
+        finally:
+            await server.close_rpc()
+
+    answer: dict[str, Any] = {}
+
+    def run() -> None:
+        with suppress(BaseException):  # no answer: Client() below says why
+            answer["identity"] = asyncio.run(ask())
+
+    thread = threading.Thread(target=run, name="course-scheduler-probe", daemon=True)
+    thread.start()
+    thread.join(timeout + 2)
+    return answer.get("identity")
+
+
+def _connect(address: str, timeout: float, security: Any = None) -> Client:
+    address = check_scheduler_address(address)
+    security = _check_protocol_available(address, security)
+    from distributed.comm.addressing import parse_address
+
+    protocol, _ = parse_address(address, strict=False)
+    if protocol == "tcp" and _probe_tcp(address, timeout) or protocol in ("tls", "ws", "wss"):
+        identity = _identity(address, timeout, security) or {}
+        kind = identity.get("type", "Scheduler")
+        if kind != "Scheduler":
+            where = f" (its scheduler is {identity['scheduler']})" if identity.get("scheduler") else ""
+            raise SchedulerAddressError(
+                f"{SCHEDULER_ENV_VAR}={address!r} is a Dask {kind.lower()}, not the scheduler{where}; "
+                f"set {SCHEDULER_ENV_VAR} to the scheduler's address"
+            )
+    try:
+        return Client(address, timeout=timeout, security=security)
     except OSError:
         pass  # re-raised below without Dask's retry traceback
     raise SchedulerUnreachableError(
         f"no Dask scheduler answered at {SCHEDULER_ENV_VAR}={address!r} within {timeout:g} s; {_FIX_ADDRESS}"
     )
+
+
+def _check_worker_memory(memory_limit: str | float | None, threads: int | None) -> None:
+    """Refuse a per-worker limit that an idle worker already exceeds at its pause line: its
+    workers would pause at once and the computation would wait forever, silently."""
+    if memory_limit is None or memory_limit == "auto":
+        return
+    import dask
+    from distributed.worker_memory import parse_memory_limit
+
+    limit = parse_memory_limit(memory_limit, threads or 1, logger=logging.getLogger(__name__))
+    if not limit:
+        return
+    pause = dask.config.get("distributed.worker.memory.pause")
+    line = limit * pause if pause else limit
+    if line <= IDLE_WORKER_BYTES:
+        from dask.utils import format_bytes
+
+        at = f"pauses at {pause:.0%} of its limit ({format_bytes(int(line))})" if pause else "pauses at its limit"
+        raise ValueError(
+            f"memory_limit={memory_limit!r} per worker is below what an idle worker uses (about "
+            f"{format_bytes(IDLE_WORKER_BYTES)}); a worker {at}, so it would never run a task: "
+            f"give each worker at least {MIN_WORKER_MEMORY}, or fewer workers more memory"
+        )
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time (a notebook's, a test's capture)."""
+
+    @property  # type: ignore[override]
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def let_memory_warnings_through() -> None:
+    """Show Dask's memory warnings (a worker pausing, a nanny restarting a worker over its limit)
+    although the course turns Dask's other logs down to errors: without them, a paused cluster
+    waits with no output and a memory restart ends in a ``KilledWorker`` with no word of memory.
+    Runs in this process (the nannies of a local cluster live here) and, as a worker plugin, in
+    every worker process, restarted ones included."""
+    for name in MEMORY_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(handler, _StderrHandler) for handler in logger.handlers):
+            handler = _StderrHandler()
+            handler.setFormatter(logging.Formatter("%(asctime)s - %(name)s - %(levelname)s - %(message)s"))
+            logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)
+        logger.propagate = False  # not twice, and not filtered by the quiet `distributed` handler
+
+
+class MemoryWarnings(WorkerPlugin):
+    """``let_memory_warnings_through`` on every worker, including those a nanny restarts."""
+
+    name = "course-memory-warnings"
+
+    def setup(self, worker: Any) -> None:
+        let_memory_warnings_through()
 
 
 def _default_cpu_workers() -> tuple[int, int]:
@@ -170,6 +396,26 @@ def _choose_for_external(client: Client, requested: str | None) -> Backend:
     return Backend(backend.name, f"external cluster: {reason}")
 
 
+# The local cluster this process's last ``start_client`` started, and its client: re-running a
+# setup cell closes it instead of adding a second cluster (2 -> 4 -> 6 worker processes).
+_previous: dict[str, Any] = {}
+
+
+def _close_previous_cluster(quiet: bool) -> None:
+    from distributed.core import Status
+
+    client, cluster = _previous.pop("client", None), _previous.pop("cluster", None)
+    if cluster is None or getattr(cluster, "status", None) in (Status.closing, Status.closed):
+        return
+    workers = len(getattr(cluster, "workers", {}) or {})
+    for closable in (client, cluster):
+        with suppress(Exception):  # already half-closed by the learner: nothing left to stop
+            closable.close()
+    if not quiet:
+        print(f"start_client: closed the cluster ({_plural(workers, 'worker')}) that this kernel's previous "
+              "start_client() started; one cluster per kernel (pass replace=False to keep it)")
+
+
 def start_client(
     n_workers: int | None = None,
     threads_per_worker: int | None = None,
@@ -179,6 +425,8 @@ def start_client(
     quiet: bool = False,
     connect_timeout: float = CONNECT_TIMEOUT_S,
     local: bool = False,
+    security: Any = None,
+    replace: bool = True,
     **cluster_kwargs: Any,
 ) -> Client:
     """Start (or connect to) the course's cluster and return its ``Client``.
@@ -193,7 +441,7 @@ def start_client(
     """
     address = address or (None if local else os.environ.get(SCHEDULER_ENV_VAR))
     if address is not None and address.strip():
-        client = _connect(address, connect_timeout)
+        client = _connect(address, connect_timeout, security)
         try:
             chosen = _choose_for_external(client, backend)
         except BaseException:
@@ -201,12 +449,20 @@ def start_client(
             raise
     else:
         chosen = choose_backend(backend)
+        dashboard_bind_address()  # a bad $COURSE_DASHBOARD_ADDRESS fails before anything is closed
+        _check_worker_memory(memory_limit, threads_per_worker)
+        if replace:
+            _close_previous_cluster(quiet)
+        let_memory_warnings_through()
         cluster = _start_local_cluster(chosen, n_workers, threads_per_worker, memory_limit, **cluster_kwargs)
         try:
             client = Client(cluster)
+            client.register_plugin(MemoryWarnings())
         except BaseException:
             cluster.close()
             raise
+        if replace:
+            _previous.update(client=client, cluster=cluster)
     configure_dask(chosen)
     if not quiet:
         print(summary(client))

@@ -163,13 +163,14 @@ def _choose_workers(params: Params, workers: int | None) -> int:
         from utils.machine import cpu_count
 
         return max(1, min(cpu_count(), params.partitions, fit))
+    workers = min(workers, params.partitions)  # more would have no partition to generate
     if workers > fit:
         raise ValueError(
             f"{workers} workers generating partitions of {rows:,} rows at once need about "
             f"{human_bytes(workers * peak)} of memory, {human_bytes(available)} available; "
             f"use --workers {fit} or more --partitions"
         )
-    return min(workers, params.partitions)
+    return workers
 
 
 def _unwritable(data_dir: Path, error: OSError) -> ValueError:
@@ -189,11 +190,21 @@ def _check_writable(data_dir: Path) -> None:
         raise _unwritable(data_dir, error) from None
 
 
+def describe_params(params: Params) -> str:
+    """``scale 'small'``, or what was overridden: ``6,000 rows (--rows overrides scale 'tiny')``."""
+    preset = SCALES[params.scale]
+    changed = [name for name in ("rows", "partitions", "customers") if getattr(params, name) != getattr(preset, name)]
+    if not changed:
+        return f"scale {params.scale!r}"
+    flags = ", ".join(f"--{name}" for name in changed)
+    return f"{params.rows:,} rows ({flags} {'overrides' if len(changed) == 1 else 'override'} scale {params.scale!r})"
+
+
 def _check_space(data_dir: Path, params: Params) -> None:
     need, free = estimated_bytes(params), shutil.disk_usage(data_dir).free
     if need > free:
         raise ValueError(
-            f"not enough free disk in {data_dir} for scale {params.scale!r}: needs about "
+            f"not enough free disk in {data_dir} for {describe_params(params)}: needs about "
             f"{human_bytes(need)}, {human_bytes(free)} free; choose a smaller --scale "
             "or another --data-dir"
         )
@@ -438,23 +449,37 @@ def _pool_error(exit_codes: list[int | None], params: Params) -> ValueError:
 def _is_complete(directory: Path, params: Params | None = None) -> bool:
     """True when the manifest exists, matches ``params`` (if given) and the directory holds exactly
     the files it lists, at their recorded sizes (checksums: ``Dataset.verify()``)."""
+    return why_incomplete(directory, params) is None
+
+
+def why_incomplete(directory: Path, params: Params | None = None) -> str | None:
+    """What keeps ``directory`` from being a complete dataset for ``params``, in a few words, or
+    None when it is complete (see ``_is_complete``)."""
     try:
         manifest = json.loads((directory / MANIFEST_NAME).read_text())
-    except (OSError, ValueError):
-        return False
+    except FileNotFoundError:
+        return "it has no manifest (an interrupted run?)" if directory.exists() else "it does not exist"
+    except (OSError, ValueError) as error:
+        return f"its manifest cannot be read ({error})"
     stored = dict(manifest.get("params", {}))
-    if stored.pop("format_version", None) != FORMAT_VERSION:
-        return False
+    version = stored.pop("format_version", None)
+    if version != FORMAT_VERSION:
+        return f"it was made by an older generator (format {version or 1}, current {FORMAT_VERSION})"
     if params is not None:
         stored_formats = set(stored.pop("formats", []))
         wanted = asdict(params)
         wanted_formats = set(wanted.pop("formats"))
         if stored != wanted or not wanted_formats <= stored_formats:
-            return False
+            changed = [name for name in wanted if stored.get(name) != wanted[name]] or ["formats"]
+            return f"it was made with other parameters ({', '.join(changed)})"
     try:
-        return not file_problems(directory, manifest, checksums=False)
-    except (OSError, KeyError, TypeError):
-        return False
+        problems = file_problems(directory, manifest, checksums=False)
+    except (OSError, KeyError, TypeError) as error:
+        return f"its files cannot be checked ({error})"
+    if problems:
+        more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+        return f"its files do not match the manifest ({problems[0]}{more})"
+    return None
 
 
 def _tmp_owner(path: Path) -> int | None:
@@ -610,13 +635,25 @@ def ensure_dataset(
     _check_workers(workers)
     target = Path(data_dir) if data_dir is not None else default_data_dir()
     target = target / f"transactions-{params.scale}"
+    if target.parent.is_dir():  # a killed run's hidden folder goes even when the dataset is reused
+        remove_stale_temporaries(target.parent)
     if not force and _is_complete(target, params):
         return Dataset(target)
-    with _generation_lock(target):
-        # Another process may have finished the same dataset while this one waited.
-        if not force and _is_complete(target, params):
-            return Dataset(target)
-        return generate(params, target, workers=workers, progress=progress)
+    created = not target.parent.exists()
+    try:
+        with _generation_lock(target):
+            # Another process may have finished the same dataset while this one waited.
+            reason = None if force else why_incomplete(target, params)
+            if not force and reason is None:
+                return Dataset(target)
+            if target.exists():  # say why a dataset that is there is not used (one line)
+                print(f"regenerating {target}: " + (reason or "--force / force=True was given"), flush=True)
+            return generate(params, target, workers=workers, progress=progress)
+    except BaseException:
+        if created:  # a refused or failed run leaves no empty data folder behind
+            with suppress(OSError):
+                target.parent.rmdir()
+        raise
 
 
 @contextmanager
@@ -630,7 +667,12 @@ def _generation_lock(target: Path) -> Iterator[None]:
     except OSError as error:
         raise _unwritable(target.parent, error) from None
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"waiting: another process is generating data in {target.parent}; this one goes on when it "
+                  "has finished (and reuses its dataset if it is the same)", flush=True)
+            fcntl.flock(handle, fcntl.LOCK_EX)
         yield
     finally:
         os.close(handle)  # closing releases the lock
@@ -655,6 +697,14 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _folder(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "empty; give a folder, or leave --data-dir out to use $COURSE_DATA_DIR or data/"
+        )
+    return Path(text)
+
+
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = _OneLineParser(
         prog="python -m utils.datagen",
@@ -667,7 +717,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, help="random seed (default: 42)")
     parser.add_argument("--formats", help="comma-separated: csv,parquet (default: both)")
     parser.add_argument(
-        "--data-dir", type=Path,
+        "--data-dir", type=_folder,
         help="parent directory (default: $COURSE_DATA_DIR, relative to the repository root, or data/)",
     )
     parser.add_argument("--workers", type=_positive_int, help="processes (default: one per core)")

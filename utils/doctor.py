@@ -299,6 +299,24 @@ def check_memory(scale: str, available: int | None = None) -> Check:
     return Check("memory", OK, detail)
 
 
+def check_leftovers(data_dir: Path) -> Check:
+    """Remove what killed course runs left behind, and say what: the generator's hidden temporary
+    folders in ``data_dir`` and the private folders (TLS keys, logs) of external clusters in $TMPDIR.
+    Only the course's own names with a dead owner pid are touched (``remove_stale_*``)."""
+    from utils.datagen import remove_stale_temporaries
+    from utils.processes import remove_stale_cluster_dirs
+
+    freed = remove_stale_temporaries(data_dir) if data_dir.is_dir() else 0
+    clusters = remove_stale_cluster_dirs()
+    cleaned = []
+    if freed:
+        cleaned.append(f"temporary data folders of dead generators ({human_bytes(freed)}) in {data_dir}")
+    if clusters:
+        plural = "s" if len(clusters) > 1 else ""
+        cleaned.append(f"{len(clusters)} cluster folder{plural} of dead kernels ({', '.join(clusters[:_SHOWN])})")
+    return Check("leftovers", OK, "removed " + "; ".join(cleaned) if cleaned else "none from killed runs")
+
+
 # --- a cluster, a computation, the dashboard ------------------------------------------------------
 
 def _tiny_computation(client: Any) -> Check:
@@ -326,11 +344,15 @@ def _dashboard(client: Any) -> Check:
         url = f"{dashboard_address(client)}/status"
         with urllib.request.urlopen(url, timeout=DASHBOARD_TIMEOUT_S) as response:
             status = response.status
+            page = response.read(4096).decode("utf-8", "replace")
     except (OSError, RuntimeError) as error:
         return Check("dashboard", FAIL, f"did not answer: {error}",
                      f"install bokeh at its pin ({INSTALL_FIX}); {TROUBLESHOOTING}")
     if status != 200:
         return Check("dashboard", FAIL, f"{url} answered HTTP {status}", TROUBLESHOOTING)
+    if "Dask needs bokeh" in page:  # without bokeh, /status is this page (distributed/http/scheduler/missing_bokeh.py)
+        return Check("dashboard", FAIL, f"{url} says only \"Dask needs bokeh\": bokeh is not installed here",
+                     f"install bokeh at its pin ({INSTALL_FIX})")
     return Check("dashboard", OK, f"{url} answers")
 
 
@@ -342,7 +364,7 @@ def check_cluster(client: Any = None) -> list[Check]:
     own = client is None
     if own:
         try:
-            client = start_client(quiet=True)
+            client = start_client(quiet=True, replace=False)  # never close a notebook's cluster
         except Exception as error:
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
             return [Check("cluster", FAIL, f"did not start: {reason}", TROUBLESHOOTING)]
@@ -378,7 +400,7 @@ def diagnose(
     data_dir = default_data_dir() if data_dir is None else Path(data_dir)
     checks = [check_python(), *check_versions(requirements, constraints), check_cpu(), check_gpus(),
               check_gpu_packages(), check_backend(), check_dataset(name, data_dir), check_disk(name, data_dir),
-              check_memory(name)]
+              check_memory(name), check_leftovers(data_dir)]
     if cluster or client is not None:
         checks += check_cluster(client)
     return checks

@@ -56,6 +56,36 @@ if sys.platform.startswith("linux"):
 os.execv(sys.argv[2], sys.argv[2:])
 """
 
+# A cluster's private folder in $TMPDIR (certificates, logs, worker spill): the prefix and the owner's
+# pid let a later run tell a dead kernel's folder from a live one's and from other programs' files.
+CLUSTER_DIR_PREFIX = "course-cluster-"
+
+
+def _make_cluster_dir() -> Path:
+    return Path(tempfile.mkdtemp(prefix=f"{CLUSTER_DIR_PREFIX}{os.getpid()}-"))
+
+
+def remove_stale_cluster_dirs() -> list[str]:
+    """Delete the ``course-cluster-<pid>-*`` folders in $TMPDIR whose owner process is dead (a
+    killed kernel or test run); folders of live owners, and any without the course's naming, stay.
+    Returns the names removed."""
+    from utils.datagen import _process_alive
+
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{CLUSTER_DIR_PREFIX}*-*"):
+        pid = folder.name[len(CLUSTER_DIR_PREFIX):].split("-", 1)[0]
+        try:
+            since = folder.stat().st_mtime
+        except OSError:
+            continue
+        if not pid.isdigit() or int(pid) == os.getpid() or not folder.is_dir() or _process_alive(int(pid), since):
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        if not folder.exists():
+            removed.append(folder.name)
+    return removed
+
+
 _LIVE: weakref.WeakSet[ExternalCluster] = weakref.WeakSet()
 _LIVE_LOCK = threading.Lock()
 
@@ -152,7 +182,8 @@ class ExternalCluster:
         with _LIVE_LOCK:
             _LIVE.add(self)
         try:
-            self.directory = Path(tempfile.mkdtemp(prefix="course-cluster-"))
+            remove_stale_cluster_dirs()  # TLS keys and logs of a killed kernel's cluster
+            self.directory = _make_cluster_dir()
             env = {**os.environ, **self.env}
             tls_args: list[str] = []
             if self.tls:
