@@ -11,6 +11,7 @@ import nbformat
 import pytest
 
 from tools.notebook_format import KERNELSPEC, check_notebook, exercises, fix_notebook, solution_markdown
+from utils.review import load_bank
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -195,6 +196,8 @@ def _set_heading(nb, old: str, new: str) -> None:
         (lambda nb: nb.metadata["kernelspec"].update(display_name="Python 3 (ipykernel)"), "is not the course kernel"),
         (lambda nb: setattr(nb.cells[0], "source", nb.cells[0].source.replace("**Time.**", "Time:")),
          "header cell lacks '**Time.**'"),
+        (lambda nb: setattr(nb.cells[0], "source", re.sub(r"\d+ questions", "2 questions", nb.cells[0].source)),
+         f"the header says 2 questions; the bank has {len(load_bank().questions)}"),
     ],
 )
 def test_the_review_checker_reports_violations(tmp_path, break_it, problem):

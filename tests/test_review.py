@@ -302,3 +302,19 @@ def test_every_exam_map_row_names_a_real_section_and_review_topic(row):
     if not notebooks:
         pytest.skip(f"no notebook {number}_*.ipynb in notebooks/ yet: section {section} is checked once it is added")
     assert f"{section} · {title}" in _headings(notebooks[0]), f"{notebooks[0].name} has no '## {section} · {title}'"
+
+
+def test_a_malformed_answer_shows_one_line_in_a_notebook_not_a_traceback():
+    """IPython, as in a Jupyter kernel, prints the refusal as one line (before: a ~20-line traceback)."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    shell = InteractiveShell.instance()
+    try:
+        with capture_output() as shown:
+            shell.run_cell("from utils.review import Quiz\nQuiz().answer('scheduler-role', 'z')")
+    finally:
+        InteractiveShell.clear_instance()
+    lines = [line for line in shown.stdout.splitlines() + shown.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("AnswerError: scheduler-role: 'z' is not an option; choose from a, b")

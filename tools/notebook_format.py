@@ -37,6 +37,7 @@ TEMPLATE_NAME = "_template.ipynb"
 REVIEW_NAME = re.compile(r"^\d\d_review\.ipynb$")
 ASK = re.compile(r'^(# NBVAL_CHECK_OUTPUT\n)?quiz\.ask\("([^"]+)"\)$')
 ANSWER = re.compile(r'^quiz\.answer\("([^"]+)", (.*?)\)(\s*#.*)?$')
+QUESTION_COUNT = re.compile(r"\b(\d+) questions\b")  # the review's header: "answer N questions on ..."
 REVIEW_SECTION = re.compile(r"^## (\d+ · \S.*|Your score|What's next)$")
 HEADER_SECTIONS = ("**Overview.**", "**Prerequisites.**", "**Time.**", "**Exam domains.**")
 FOOTER_SECTIONS = ("## Summary", "## Review questions", "## What's next")
@@ -287,6 +288,9 @@ def check_review(path: Path, cells, bank=None) -> list[str]:
             problems.append(f"cell {i}: a review code cell is quiz.ask(id), quiz.answer(id, \"\") or quiz.score(); "
                             f"found {src.splitlines()[0] if src else 'an empty cell'!r}")
     problems += _check_review_coverage(bank, shown, answered)
+    said = QUESTION_COUNT.search(source(cells[0]))
+    if said and int(said.group(1)) != len(bank.questions):
+        problems.append(f"the header says {said.group(1)} questions; the bank has {len(bank.questions)}")
     if score_at is None:
         problems.append("no quiz.score() cell (the score per topic at the end)")
     elif "Your score" not in footer or not last_answer < footer["Your score"] < score_at:

@@ -45,6 +45,11 @@ class BankError(ValueError):
 class AnswerError(ValueError):
     """An answer cannot be read as option letters; the message says how to write one."""
 
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows instead of a traceback (IPython's ``InteractiveShell.showtraceback``
+        uses this method when an exception has it): the one line the notebook's intro promises."""
+        return [f"{type(self).__name__}: {self}"]
+
 
 @dataclass(frozen=True)
 class Option:
