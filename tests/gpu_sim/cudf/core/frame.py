@@ -61,8 +61,10 @@ def as_cudf(obj: Any) -> Any:
 
 def keep_cudf_types(cls: type, skip: frozenset[str] = frozenset()) -> type:
     """Class decorator: every public pandas method not defined by ``cls`` returns cudf-typed results
-    (pandas' ``_constructor`` covers most of them, not ``value_counts``, ``describe``, ...)."""
-    own = set(vars(cls))
+    (pandas' ``_constructor`` covers most of them, not ``value_counts``, ``describe``, ...). Names
+    that ``cls`` or one of its own mixins (non-pandas bases) defines stay as they are."""
+    own = {name for klass in cls.__mro__ if klass.__module__.partition(".")[0] not in ("pandas", "builtins")
+           for name in vars(klass)}
     for base in cls.__mro__[1:]:
         if base.__module__.partition(".")[0] != "pandas":
             continue
@@ -169,6 +171,30 @@ def datetime_label_slice(index: pd.Index, key: slice) -> slice:
         pd.to_datetime(key.stop) if key.stop is not None else None,
         key.step,
     )
+
+
+class SingleColumnHostGuard:
+    """What cudf's one-column objects (Series, Index) refuse: an implicit copy to host memory.
+    rapidsai/cudf python/cudf/cudf/core/mixins/notiterable.py (a SingleColumnFrame is NotIterable),
+    core/single_column_frame.py ``tolist`` and core/frame.py ``__array__``. Put it first among the
+    bases, before the pandas class whose methods it guards; the library's own calls pass."""
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if _from_library():
+            return np.asarray(self._values, dtype=dtype)
+        raise TypeError(ARRAY_MESSAGE)
+
+    def __iter__(self) -> Any:
+        if _from_library():
+            return super().__iter__()
+        raise TypeError(NOT_ITERABLE_MESSAGE.format(type(self).__name__))
+
+    def tolist(self) -> list[Any]:
+        if _from_library():
+            return super().tolist()
+        raise TypeError(TOLIST_MESSAGE)
+
+    to_list = tolist
 
 
 class CudfLocIndexer(_LocIndexer):

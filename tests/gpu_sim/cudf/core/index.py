@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cudf.core.frame import ARRAY_MESSAGE, NOT_ITERABLE_MESSAGE, TOLIST_MESSAGE, _from_library
+from cudf.core.frame import SingleColumnHostGuard
 
 
-class Index(pd.Index):
+class Index(SingleColumnHostGuard, pd.Index):
     """``cudf.Index``: constructing one returns the cudf index class for the data's dtype."""
 
     def __new__(cls, data: Any = None, dtype: Any = None, copy: bool = False, name: Any = None,
@@ -27,23 +27,6 @@ class Index(pd.Index):
     def to_pandas(self, *, nullable: bool = False, arrow_type: bool = False) -> pd.Index:
         return _plain(self)
 
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        if _from_library():
-            return np.asarray(self._values, dtype=dtype)
-        raise TypeError(ARRAY_MESSAGE)
-
-    def __iter__(self) -> Any:
-        # rapidsai/cudf: Index is a SingleColumnFrame, which is NotIterable (core/mixins/notiterable.py)
-        if _from_library():
-            return super().__iter__()
-        raise TypeError(NOT_ITERABLE_MESSAGE.format(type(self).__name__))
-
-    def tolist(self) -> list[Any]:
-        if _from_library():
-            return super().tolist()
-        raise TypeError(TOLIST_MESSAGE)
-
-    to_list = tolist
 
 
 class RangeIndex(Index, pd.RangeIndex):

@@ -10,12 +10,10 @@ import numpy as np
 import pandas as pd
 
 from cudf.core.frame import (
-    ARRAY_MESSAGE,
     ARROW_MESSAGE,
-    NOT_ITERABLE_MESSAGE,
-    TOLIST_MESSAGE,
     Absent,
     CudfLocIndexer,
+    SingleColumnHostGuard,
     _from_library,
     apply_udf,
     as_cudf,
@@ -65,7 +63,7 @@ class DatetimeProperties(_Accessor):
 
 
 @keep_cudf_types
-class Series(pd.Series):
+class Series(SingleColumnHostGuard, pd.Series):
     """A cudf Series held in host memory: pandas underneath, cudf's contract on top."""
 
     def __init__(self, data: Any = None, index: Any = None, dtype: Any = None, name: Any = None,
@@ -138,31 +136,12 @@ class Series(pd.Series):
     def values_host(self) -> np.ndarray:
         return pd.Series(self).to_numpy()
 
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        if _from_library():
-            return np.asarray(self._values, dtype=dtype)
-        raise TypeError(ARRAY_MESSAGE)
-
     def __arrow_array__(self, type: Any = None) -> Any:  # noqa: A002 - the protocol's name
         if _from_library():
             import pyarrow as pa
 
             return pa.Array.from_pandas(pd.Series(self), type=type)
         raise TypeError(ARROW_MESSAGE)
-
-    def __iter__(self) -> Any:
-        # rapidsai/cudf python/cudf/cudf/core/mixins/notiterable.py (SingleColumnFrame is NotIterable)
-        if _from_library():
-            return super().__iter__()
-        raise TypeError(NOT_ITERABLE_MESSAGE.format(type(self).__name__))
-
-    def tolist(self) -> list[Any]:
-        # rapidsai/cudf python/cudf/cudf/core/single_column_frame.py ``tolist``
-        if _from_library():
-            return super().tolist()
-        raise TypeError(TOLIST_MESSAGE)
-
-    to_list = tolist
 
     # cudf.Series has no ``items``/plotting/HTML export (not defined anywhere in rapidsai/cudf core).
     items = Absent()
