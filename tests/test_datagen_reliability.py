@@ -539,3 +539,34 @@ def test_a_dead_runs_temporary_goes_even_when_the_dataset_is_reused(tmp_path, ti
     other.mkdir()
     ensure_dataset("tiny", tmp_path)
     assert not stale.exists() and other.exists()
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir() or not Path("/proc/self/maps").exists(), reason="Linux only")
+def test_orphaned_semaphores_of_killed_runs_are_removed_and_used_ones_kept():
+    """A SIGKILLed generator leaves multiprocessing's named semaphores in /dev/shm (their resource
+    tracker dies with it). Old and mapped by no process: removed; in use or young: kept."""
+    import _multiprocessing
+    import uuid as uuid_module
+
+    from utils.datagen import remove_orphaned_semaphores
+
+    def semaphore(keep: bool):
+        name = f"/mp-coursetest{uuid_module.uuid4().hex[:8]}"
+        lock = _multiprocessing.SemLock(1, 1, 1, name, False)  # kind, value, maxvalue, name, unlink
+        path = Path("/dev/shm") / f"sem{name[1:].join(['.', ''])}"
+        return (lock if keep else None), path
+
+    _, orphan = semaphore(keep=False)  # closed on collection, never unlinked: what a killed run leaves
+    in_use, used = semaphore(keep=True)
+    _, young = semaphore(keep=False)
+    try:
+        old = time.time() - 3600
+        for path in (orphan, used):
+            os.utime(path, (old, old))
+        removed = remove_orphaned_semaphores()
+        assert orphan.name in removed and not orphan.exists()
+        assert used.exists() and young.exists(), "a mapped or recent semaphore must stay"
+        assert in_use is not None
+    finally:
+        for path in (orphan, used, young):
+            path.unlink(missing_ok=True)

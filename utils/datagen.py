@@ -540,12 +540,74 @@ def _as_one_line(error: BaseException, target: Path, params: Params) -> BaseExce
     return error
 
 
+SHARED_MEMORY = Path("/dev/shm")
+ORPHAN_SEMAPHORE_AGE_S = 600  # a semaphore in use is mapped at once; this only adds a margin
+
+
+def _mapped_shared_memory() -> set[int] | None:
+    """Inodes of the /dev/shm files mapped by this user's processes, from /proc/PID/maps; None where
+    the map of a Python process cannot be read (then nothing can be called unused). Inodes, not
+    names: glibc's ``sem_open`` maps a temporary file and then links it under the semaphore's name,
+    so the map shows the temporary name, "(deleted)"."""
+    mapped: set[int] = set()
+    uid = os.getuid()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if proc.stat().st_uid != uid:
+                continue
+            text = (proc / "maps").read_text()
+        except FileNotFoundError:
+            continue  # the process ended meanwhile
+        except OSError:  # e.g. a container's init: fine unless it is a Python process (sem.mp-* are Python's)
+            with suppress(OSError):
+                if b"python" not in (proc / "cmdline").read_bytes().lower():
+                    continue
+            return None
+        for line in text.splitlines():
+            fields = line.split(maxsplit=5)  # address perms offset device inode pathname
+            if len(fields) == 6 and fields[5].startswith(f"{SHARED_MEMORY}/"):
+                mapped.add(int(fields[4]))
+    return mapped
+
+
+def remove_orphaned_semaphores(min_age_s: float = ORPHAN_SEMAPHORE_AGE_S) -> list[str]:
+    """Delete the named semaphores (``/dev/shm/sem.mp-*``) that multiprocessing's pool left when a
+    run was SIGKILLed with its resource tracker: this user's, older than ``min_age_s`` and mapped by
+    no process (an open POSIX semaphore is always mapped by the processes using it, so an unmapped
+    one can never be waited on again). Their names carry no owner, hence this test instead of a pid.
+    Returns the names removed; does nothing where /dev/shm or /proc cannot be read (not Linux)."""
+    if not SHARED_MEMORY.is_dir() or not Path("/proc/self/maps").exists():
+        return []
+    now, uid = time.time(), os.getuid()
+    candidates = []
+    for path in SHARED_MEMORY.glob("sem.mp-*"):
+        with suppress(OSError):
+            info = path.stat()
+            if info.st_uid == uid and now - info.st_mtime >= min_age_s:
+                candidates.append(path)
+    if not candidates:
+        return []
+    mapped = _mapped_shared_memory()
+    if mapped is None:
+        return []
+    removed = []
+    for path in candidates:
+        with suppress(FileNotFoundError):
+            if path.stat().st_ino not in mapped:
+                path.unlink()
+                removed.append(path.name)
+    return removed
+
+
 def generate(params: Params, target: Path, workers: int | None = None, progress: bool | None = None) -> Dataset:
     """Build the dataset in a temporary directory next to ``target`` and publish it atomically."""
     _check_workers(workers)
     data_dir = target.parent
     _check_writable(data_dir)
     remove_stale_temporaries(data_dir)  # before measuring free space: a dead run's files count
+    remove_orphaned_semaphores()
     _check_space(data_dir, params)
     workers = _choose_workers(params, workers)
     if progress is None:

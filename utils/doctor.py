@@ -302,18 +302,22 @@ def check_memory(scale: str, available: int | None = None) -> Check:
 def check_leftovers(data_dir: Path) -> Check:
     """Remove what killed course runs left behind, and say what: the generator's hidden temporary
     folders in ``data_dir`` and the private folders (TLS keys, logs) of external clusters in $TMPDIR.
-    Only the course's own names with a dead owner pid are touched (``remove_stale_*``)."""
-    from utils.datagen import remove_stale_temporaries
+    Only the course's own names with a dead owner pid are touched (``remove_stale_*``), and the
+    multiprocessing semaphores in /dev/shm that no process maps any more."""
+    from utils.datagen import remove_orphaned_semaphores, remove_stale_temporaries
     from utils.processes import remove_stale_cluster_dirs
 
     freed = remove_stale_temporaries(data_dir) if data_dir.is_dir() else 0
     clusters = remove_stale_cluster_dirs()
+    semaphores = remove_orphaned_semaphores()
     cleaned = []
     if freed:
         cleaned.append(f"temporary data folders of dead generators ({human_bytes(freed)}) in {data_dir}")
     if clusters:
         plural = "s" if len(clusters) > 1 else ""
         cleaned.append(f"{len(clusters)} cluster folder{plural} of dead kernels ({', '.join(clusters[:_SHOWN])})")
+    if semaphores:
+        cleaned.append(f"{len(semaphores)} orphaned semaphore(s) of killed runs in /dev/shm")
     return Check("leftovers", OK, "removed " + "; ".join(cleaned) if cleaned else "none from killed runs")
 
 
