@@ -19,7 +19,7 @@ LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # The URL JupyterLab prints (and opens, where a browser exists) lands on this notebook.
 FIRST_NOTEBOOK := notebooks/00_environment_check.ipynb
 
-.PHONY: lab test test-quick test-gpu-sim test-external doctor data venv lint format-notebooks constraints benchmark benchmark-full gpu-check clean-data
+.PHONY: lab test test-quick test-gpu-sim test-external doctor data venv lint format-notebooks course-index constraints benchmark benchmark-full gpu-check clean-data
 
 lab: $(STAMP) data  ## set up, generate the default data, start JupyterLab on the course
 	DASK_CONFIG="$(CURDIR)/binder/dask" $(BIN)/jupyter lab $(LAB_ROOT) --notebook-dir=. --LabApp.default_url=/lab/tree/$(FIRST_NOTEBOOK)
@@ -70,6 +70,9 @@ lint: $(STAMP)
 
 format-notebooks: $(STAMP)  ## strip unchecked outputs and check the template
 	$(BIN)/python -m tools.notebook_format --fix notebooks/*.ipynb
+
+course-index: $(STAMP)  ## rewrite the notebook map, schedules, exam map table and What's next links from notebooks/index.yml
+	$(BIN)/python -m tools.course_index --write
 
 BENCH_STAMP := $(VENV)/.bench-installed
 

@@ -27,10 +27,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from utils.dataset import DATA_DIR_ENV_VAR, REPO_ROOT
+from utils.datagen.manifest import DATA_DIR_ENV_VAR, REPO_ROOT
+from utils.datagen.scales import SCALE_ENV_VAR
+from utils.datagen.transactions import generate_partition
 from utils.machine import cpu_count, cpu_name
-from utils.scales import SCALE_ENV_VAR
-from utils.transactions import generate_partition
 
 FORMAT_RUNS = (("parquet",), ("csv",), ("csv", "parquet"))
 
@@ -78,23 +78,23 @@ def partition_stages(rows: int = 500_000, repeats: int = 5) -> list[dict[str, An
     100 k customers): each step the generator's worker runs, timed alone, best of ``repeats``.
     The sum bounds generation speed from above: cores x rows / sum, before starting processes,
     writing the ground truth or the kernel's work on the files."""
-    # The worker's own steps (private to utils.datagen; what _write_partition runs in order).
-    from utils.datagen import _transaction_csv_bytes, _transaction_parquet_bytes, _write_buffer
-    from utils.groundtruth import partial_totals
+    # The worker's own steps (utils.datagen.writers: what write_partition runs in order).
+    from utils.datagen.groundtruth import partial_totals
+    from utils.datagen.writers import transaction_csv_bytes, transaction_parquet_bytes, write_buffer
 
     partitions, customers = 20, 100_000
     total = rows * partitions
     generate_partition(42, 0, total, partitions, customers)  # warm: the customers and their months
     part = generate_partition(42, 1, total, partitions, customers)
-    csv, parquet = _transaction_csv_bytes(part), _transaction_parquet_bytes(part)
+    csv, parquet = transaction_csv_bytes(part), transaction_parquet_bytes(part)
     folder = Path(tempfile.mkdtemp(prefix="datagen-stages-"))
     steps = {
         "generate the rows (NumPy)": lambda: generate_partition(42, 1, total, partitions, customers),
         "ground-truth partial sums (NumPy)": lambda: partial_totals(part, customers),
-        "encode CSV (Arrow)": lambda: _transaction_csv_bytes(part),
-        "encode Parquet (Arrow)": lambda: _transaction_parquet_bytes(part),
-        "SHA-256 and write both files": lambda: (_write_buffer(folder / "a.csv", csv),
-                                                 _write_buffer(folder / "a.parquet", parquet)),
+        "encode CSV (Arrow)": lambda: transaction_csv_bytes(part),
+        "encode Parquet (Arrow)": lambda: transaction_parquet_bytes(part),
+        "SHA-256 and write both files": lambda: (write_buffer(folder / "a.csv", csv),
+                                                 write_buffer(folder / "a.parquet", parquet)),
     }
     try:
         stages = []

@@ -23,7 +23,8 @@ import pandas as pd  # noqa: E402
 
 from benchmarks.datagen_speed import stage_ceiling  # noqa: E402
 from benchmarks.datagen_speed import summarize as summarize_datagen  # noqa: E402
-from utils.dataset import REPO_ROOT, human_bytes  # noqa: E402
+from utils.datagen.manifest import REPO_ROOT  # noqa: E402
+from utils.datagen.sizes import human_bytes  # noqa: E402
 
 RECOMMENDED = "Dask, the course's recommended pipeline"
 REFERENCE = "polars"
@@ -274,12 +275,14 @@ def page(results: dict[str, Any], image_dir: str) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+# The page that holds the summary block between the README_START/README_END markers (the README links to it).
+SUMMARY_PAGE = REPO_ROOT / "docs" / "measurements.md"
 README_START = "<!-- benchmarks:start (written by python -m benchmarks.report from docs/benchmarks/results.json) -->"
 README_END = "<!-- benchmarks:end -->"
 
 
 def readme_block(results: dict[str, Any]) -> str:
-    """The README's summary: hardware, the targets and the engines at the largest scale."""
+    """The summary in docs/measurements.md: hardware, the targets and the engines at the largest scale."""
     env = results["environment"]
     table = engine_table(results["engines"])
     largest = table[table["rows"] == table["rows"].max()]
@@ -298,8 +301,8 @@ def readme_block(results: dict[str, Any]) -> str:
     ])
 
 
-def update_readme(results: dict[str, Any], readme: Path = REPO_ROOT / "README.md") -> bool:
-    """Replace the block between the README's benchmark markers; False when it has none."""
+def update_readme(results: dict[str, Any], readme: Path = SUMMARY_PAGE) -> bool:
+    """Replace the block between the summary page's benchmark markers; False when it has none."""
     text = readme.read_text()
     if README_START not in text or README_END not in text:
         return False

@@ -38,7 +38,8 @@ from benchmarks import report
 from benchmarks.datagen_speed import partition_stages
 from utils import pipeline
 from utils.checks import check_customer_totals
-from utils.dataset import REPO_ROOT, default_data_dir
+from utils.datagen.manifest import REPO_ROOT, default_data_dir
+from utils.datagen.scales import SCALES
 from utils.machine import cpu_count, cpu_name, package_version
 from utils.profiling import task_stream_frame
 
@@ -268,9 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeats < 3:
         parser.error(f"--repeats must be at least 3 (min and median need them), got {args.repeats}")
     scales = args.scales or list(QUICK_SCALES if args.quick else FULL_SCALES)
-    unknown = [s for s in scales if s not in utils.scales.SCALES]
+    unknown = [s for s in scales if s not in SCALES]
     if unknown:
-        parser.error(f"unknown scale(s) {', '.join(unknown)}: choose from {', '.join(utils.scales.SCALES)}")
+        parser.error(f"unknown scale(s) {', '.join(unknown)}: choose from {', '.join(SCALES)}")
     out = args.out or (QUICK_OUT if args.quick else FULL_OUT)
     data_dir = (args.data_dir or default_data_dir()).resolve()
     data_dir.mkdir(parents=True, exist_ok=True)

@@ -6,11 +6,10 @@ import os
 
 import pytest
 
-from utils.datagen import ensure_dataset
-from utils.dataset import Dataset
+from utils.dataset import Dataset, ensure_dataset
 
 # The simulated RAPIDS stack is collected only inside the simulation (GPU_SIM=1 and tests/gpu_sim
-# first on PYTHONPATH: tests/test_gpu_sim.py, tests/gpu_sim/notebook_pass.py). Ignored here, pytest
+# first on PYTHONPATH: tests/gpu_path/test_gpu_sim.py, tests/gpu_sim/notebook_pass.py). Ignored here, pytest
 # never enters the folder, so it never lands on this process's sys.path, where its `cudf` and
 # `pynvml` would make a CPU run look like a GPU machine.
 if os.environ.get("GPU_SIM") != "1":

@@ -33,8 +33,8 @@ MODULES = (
     "dateutil", "tqdm", "dask", "dask.array", "dask.dataframe", "distributed", "bokeh",
     "distributed.dashboard.scheduler", "pynvml", "cuda.pathfinder", "cuda.bindings", "cuda.core", "numba",
     "numba.cuda", "cupy", "dask_cuda", "dask_cuda.cli", "pytest",
-    "utils.dataset", "utils.datagen", "utils.cluster", "utils.checks", "utils.profiling", "utils.groundtruth",
-    "utils.transactions", "tools.gpu_check", "tools.gpu_report",
+    "utils.dataset", "utils.datagen.build", "utils.cluster", "utils.checks", "utils.profiling",
+    "utils.datagen.groundtruth", "utils.datagen.transactions", "tools.gpu_check", "tools.gpu_report",
 )
 # Imported by pytest itself during the run (the conftest files and the GPU tests).
 TEST_FILES = ("conftest.py", "tests/conftest.py", "tests/gpu/conftest.py", "tests/gpu/test_gpu_cluster.py",

@@ -1,34 +1,44 @@
-"""Helpers for the Dask-across-GPUs course: data, cluster, self-checks.
+"""Helpers for the Dask-across-GPUs course, in three layers (CONTRIBUTING.md, "The utils package"):
 
-Notebooks import this package as ``utils`` (installed with ``pip install -e .``), so no notebook
-touches ``sys.path`` and CPU/GPU differences live here rather than in notebook cells.
-Attributes are imported lazily so that ``python -m utils.datagen`` stays a clean entry point.
+- ``utils.datagen``: the data generator; it stands apart and imports nothing else of ``utils``;
+- the runtime: ``machine``, ``backend``, ``cluster``, ``processes``, ``dataset``, ``doctor``,
+  ``snapshot`` (hardware, the pandas/cudf choice, clusters, the dataset handle, readiness);
+- what notebooks teach with: ``checks``, ``review``, ``plans``, ``profiling``, ``partitions``,
+  ``pipeline``, ``memory``.
+
+Notebooks import this package as ``utils`` (installed with ``pip install -e .``, so no notebook
+touches ``sys.path``). The five names every setup cell uses are attributes of the package:
+``utils.ensure_dataset()``, ``utils.start_client()``, ``utils.shutdown(client)``,
+``utils.to_pandas(result)`` and ``utils.current_backend()``; everything else is imported from its
+module (``from utils.cluster import describe``). The five are loaded on first use, because the
+generator's worker processes import this package too and must not pay for Dask's import.
 """
 
 from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from utils.backend import current_backend, to_pandas
+    from utils.cluster import shutdown, start_client
+    from utils.dataset import ensure_dataset
 
 _EXPORTS = {
-    "ensure_dataset": "utils.datagen",
-    "Dataset": "utils.dataset",
+    "ensure_dataset": "utils.dataset",
     "start_client": "utils.cluster",
     "shutdown": "utils.cluster",
-    "course_client": "utils.cluster",
-    "dashboard_link": "utils.cluster",
     "to_pandas": "utils.backend",
     "current_backend": "utils.backend",
-    "hardware_label": "utils.machine",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = ["current_backend", "ensure_dataset", "shutdown", "start_client", "to_pandas"]
 
 
 def __getattr__(name: str):
-    """Lazy exports, and submodules as attributes (``utils.checks``, ``utils.scales``, ...)."""
+    """The five exports above, imported on first use (PEP 562); nothing else."""
     if name in _EXPORTS:
         return getattr(import_module(_EXPORTS[name]), name)
-    try:
-        return import_module(f"utils.{name}")
-    except ModuleNotFoundError as error:
-        if error.name != f"utils.{name}":
-            raise
-        raise AttributeError(f"module 'utils' has no attribute {name!r}") from None
+    raise AttributeError(f"module 'utils' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

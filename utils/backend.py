@@ -16,21 +16,6 @@ import dask
 
 from utils.machine import GPU_INSTALL_HINT, gpu_count, installed
 
-# ``gpu_count`` is re-exported for callers not yet moved to ``utils.machine`` (one definition).
-__all__ = [
-    "BACKEND_ENV_VAR",
-    "Backend",
-    "CHOICES",
-    "GPU_PACKAGES",
-    "choose_backend",
-    "configure_dask",
-    "current_backend",
-    "gpu_count",
-    "missing_gpu_packages",
-    "shuffle_method",
-    "to_pandas",
-]
-
 BACKEND_ENV_VAR = "COURSE_BACKEND"
 CHOICES = ("auto", "cpu", "gpu")
 NAMES = ("cpu", "gpu")

@@ -15,8 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -24,7 +23,7 @@ from distributed import Client, LocalCluster
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from utils.backend import Backend, choose_backend, configure_dask, current_backend, missing_gpu_packages
-from utils.machine import cpu_count, this_gpu
+from utils.machine import cpu_count, cpu_name, this_gpu
 
 SCHEDULER_ENV_VAR = "DASK_SCHEDULER_ADDRESS"
 DASHBOARD_ENV_VAR = "COURSE_DASHBOARD_ADDRESS"
@@ -557,19 +556,22 @@ def summary(client: Client) -> str:
     )
 
 
+def hardware_label(client: Any) -> str:
+    """One line naming where a measurement ran, to print next to any timing table: the backend,
+    the cluster behind ``client`` and this (notebook) machine's CPU model and usable cores."""
+    info = describe(client)
+    gpus = ", ".join(info["gpus"]) if info["gpus"] else "no GPU"
+    where = "external cluster" if info["external"] else "local cluster"
+    return (
+        f"{info['backend']} backend ({info['dataframe_library']}); {where} with {info['workers']} "
+        f"workers / {info['threads']} threads; GPUs: {gpus}; notebook machine: {cpu_name()}, "
+        f"{cpu_count()} CPU cores"
+    )
+
+
 def shutdown(client: Client) -> None:
     """Close the client and the cluster it started; an external cluster is left running."""
     cluster = client.cluster
     client.close()
     if cluster is not None:
         cluster.close()
-
-
-@contextmanager
-def course_client(**kwargs: Any) -> Iterator[Client]:
-    """``with course_client() as client:`` - ``start_client`` with a guaranteed ``shutdown``."""
-    client = start_client(**kwargs)
-    try:
-        yield client
-    finally:
-        shutdown(client)

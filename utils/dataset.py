@@ -1,22 +1,25 @@
-"""A handle on one generated dataset: where its files are and what the right answers are."""
+"""A handle on one generated dataset: where its files are and what the right answers are.
+
+``ensure_dataset()`` is the one line a notebook calls: it has the generator (``utils.datagen``)
+build the dataset when needed and returns a ``Dataset`` over its manifest.
+"""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pandas is imported by the methods that read ground truth: the generator's
-    import pandas as pd  # worker processes import this module and start faster without it
+from utils.backend import current_backend
+from utils.datagen.build import ensure_generated
+from utils.datagen.manifest import MANIFEST_NAME, WORLD_FORMAT, file_problems, read_manifest, regenerate_command
 
-MANIFEST_NAME = "manifest.json"
-DATA_DIR_ENV_VAR = "COURSE_DATA_DIR"
+if TYPE_CHECKING:  # pandas is imported by the methods that read ground truth
+    import pandas as pd
+
 SCRATCH_NAME = "scratch"
 SCRATCH_ENV_VAR = "COURSE_SCRATCH_DIR"  # a learner's own scratch folder when the data folder is shared
-REPO_ROOT = Path(__file__).resolve().parents[1]
 
 # Keyword arguments that pandas.read_csv and cudf.read_csv both accept with the same meaning,
 # so the same `dd.read_csv(ds.csv_files, **ds.csv_kwargs)` works on either backend.
@@ -34,65 +37,12 @@ CSV_COLUMNS = ("transaction_id", "customer_id", TIMESTAMP_COLUMN, "store_id", "p
 # part file 3-4x faster than its default C engine. ``engine=`` is a pandas-only argument that
 # cudf.read_csv rejects, so only ``Dataset.fast_csv_kwargs`` adds it, and only for pandas.
 PANDAS_FAST_CSV = {"engine": "pyarrow"}
-# The generator format that added the customers table, the two years and the cube (utils.datagen).
-WORLD_FORMAT = 3
 # Keys ``Dataset.totals_by`` groups by: the ground-truth cube's axes, plus the quarter of a month.
 TOTALS_KEYS = ("month", "quarter", "segment", "region", "store_id", "product_category")
 
 
-def default_data_dir() -> Path:
-    """``$COURSE_DATA_DIR``, else the repository's ``data/`` folder (git-ignored).
-
-    A relative ``$COURSE_DATA_DIR`` is taken relative to the repository root (the folder with
-    ``pyproject.toml``), not to the current directory: notebooks run in ``notebooks/`` and the CLI
-    in the root, and both must find the same data."""
-    env = os.environ.get(DATA_DIR_ENV_VAR)
-    if not env:
-        return REPO_ROOT / "data"
-    path = Path(env).expanduser()
-    return path if path.is_absolute() else Path(os.path.normpath(REPO_ROOT / path))
-
-
-def sha256_file(path: Path) -> str:
-    with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
-def human_bytes(n: float) -> str:
-    """``1.6 MB``, ``740 kB``, ``12.3 GB``: a unit that fits the number (decimal, like ``df -H``)."""
-    for unit in ("B", "kB", "MB", "GB"):
-        if abs(n) < 1000:
-            return f"{n:.0f} {unit}" if unit == "B" or abs(n) >= 100 else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:,.1f} TB"
-
-
-def file_problems(directory: Path, manifest: dict, checksums: bool) -> list[str]:
-    """What differs between ``directory`` and the files its manifest lists: missing, extra, resized
-    and (with ``checksums``) changed files, one short phrase each; empty when they agree."""
-    listed = manifest.get("files")
-    if not isinstance(listed, dict) or not listed:
-        return [f"{MANIFEST_NAME} lists no file checksums (written by an older generator)"]
-    on_disk = {
-        p.relative_to(directory).as_posix()
-        for p in directory.rglob("*")
-        if p.is_file() and p.name != MANIFEST_NAME
-    }
-    problems = [f"{rel}: not part of the dataset (extra file)" for rel in sorted(on_disk - set(listed))]
-    for rel, entry in sorted(listed.items()):
-        if rel not in on_disk:
-            problems.append(f"{rel}: missing")
-            continue
-        size = (directory / rel).stat().st_size
-        if size != entry["bytes"]:
-            problems.append(f"{rel}: size changed ({entry['bytes']:,} -> {size:,} bytes)")
-        elif checksums and sha256_file(directory / rel) != entry["sha256"]:
-            problems.append(f"{rel}: content changed (checksum differs)")
-    return problems
-
-
 class Dataset:
-    """Paths and ground truth of a complete dataset directory (see ``utils.datagen``)."""
+    """Paths and ground truth of a complete dataset directory (see ``utils.datagen.manifest``)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -107,7 +57,7 @@ class Dataset:
 
     @cached_property
     def manifest(self) -> dict:
-        return json.loads((self.path / MANIFEST_NAME).read_text())
+        return read_manifest(self.path)
 
     @property
     def scale(self) -> str:
@@ -153,8 +103,6 @@ class Dataset:
         ``optimize()`` differ from pandas unless ``blocksize=None``, which switches fusion off;
         the pandas backend takes no such argument (it fuses only after a column projection, which
         ``blocksize`` does not switch off)."""
-        from utils.backend import current_backend  # lazy: the backend is read at call time
-
         return {"blocksize": None} if current_backend().name == "gpu" else {}
 
     def fast_csv_kwargs(self, columns: list[str] | tuple[str, ...] | None = None, backend: str | None = None) -> dict:
@@ -163,8 +111,6 @@ class Dataset:
         dtypes on both; on pandas also the pyarrow engine (``timestamp`` as a ``datetime64[us]``
         dtype, the same values and unit as ``parse_dates``); cudf gets only arguments it accepts."""
         if backend is None:
-            from utils.backend import current_backend
-
             backend = current_backend().name
         if backend not in ("cpu", "gpu"):
             raise ValueError(f"backend must be 'cpu' or 'gpu', got {backend!r}")
@@ -247,24 +193,7 @@ class Dataset:
     @property
     def regenerate_command(self) -> str:
         """The shell command that rebuilds this dataset from scratch."""
-        params = self.manifest["params"]
-        command = f"python -m utils.datagen --scale {params['scale']}"
-        try:
-            from utils.scales import SCALES
-
-            preset = SCALES[params["scale"]]
-            for name in ("rows", "partitions", "customers"):
-                if params.get(name) != getattr(preset, name):
-                    command += f" --{name} {params[name]}"
-        except KeyError:
-            pass
-        if params.get("seed", 42) != 42:
-            command += f" --seed {params['seed']}"
-        if sorted(params.get("formats", ())) != ["csv", "parquet"]:
-            command += f" --formats {','.join(params['formats'])}"
-        if self.path.parent.resolve() != default_data_dir().resolve():
-            command += f" --data-dir {self.path.parent}"
-        return command + " --force"
+        return regenerate_command(self.path, self.manifest)
 
     # --- ground truth (exact, integer cents, computed without Dask) ---------------------------
 
@@ -330,3 +259,20 @@ class Dataset:
         import pandas as pd
         self._require_world()
         return pd.read_parquet(self.path / "ground_truth" / "daily.parquet").set_index("date")
+
+
+def ensure_dataset(
+    scale: str | None = None,
+    data_dir: str | Path | None = None,
+    *,
+    force: bool = False,
+    workers: int | None = None,
+    progress: bool | None = None,
+    **overrides,
+) -> Dataset:
+    """Return the dataset for ``scale`` (default: ``$COURSE_SCALE``, else ``small``), generating
+    it only when it is missing, incomplete or made with other parameters (``overrides``: rows,
+    partitions, customers, seed, formats)."""
+    return Dataset(
+        ensure_generated(scale, data_dir, force=force, workers=workers, progress=progress, **overrides)
+    )

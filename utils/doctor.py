@@ -24,8 +24,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from utils.dataset import REPO_ROOT, default_data_dir, human_bytes
-from utils.scales import SCALES, resolve_scale
+from utils.backend import BACKEND_ENV_VAR, GPU_PACKAGES, choose_backend, missing_gpu_packages, to_pandas
+from utils.cluster import dashboard_address, describe, shutdown, start_client
+from utils.datagen.build import remove_stale_temporaries
+from utils.datagen.lifetime import remove_orphaned_semaphores
+from utils.datagen.manifest import REPO_ROOT, dataset_dir, default_data_dir, is_complete
+from utils.datagen.params import make_params
+from utils.datagen.scales import SCALES, resolve_scale
+from utils.datagen.sizes import available_memory, estimated_bytes, human_bytes, partition_peak_bytes
+from utils.machine import GPU_INSTALL_HINT, cpu_count, gpu_count, nvml_gpus, package_version
+from utils.processes import remove_stale_cluster_dirs
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
 PYTHON_MIN = (3, 11)  # pyproject.toml: requires-python
@@ -186,8 +194,6 @@ def check_versions(
 
 def check_gpus() -> Check:
     """GPUs this process may use, with the driver and CUDA version where NVML answers."""
-    from utils.machine import gpu_count, nvml_gpus
-
     usable = gpu_count()
     if usable == 0:
         return Check("GPUs", OK, "none usable: the course runs on the CPU (pandas) backend")
@@ -199,9 +205,6 @@ def check_gpus() -> Check:
 
 def check_gpu_packages() -> Check:
     """cudf / dask-cudf / dask-cuda: needed only for the GPU path, so missing is a warning."""
-    from utils.backend import GPU_PACKAGES, missing_gpu_packages
-    from utils.machine import GPU_INSTALL_HINT, gpu_count, package_version
-
     missing = missing_gpu_packages()
     if not missing:
         found = ", ".join(f"{name} {package_version(name)}" for name in GPU_PACKAGES)
@@ -212,8 +215,6 @@ def check_gpu_packages() -> Check:
 
 def check_backend() -> Check:
     """The backend ``start_client`` would choose; an impossible ``$COURSE_BACKEND`` fails here."""
-    from utils.backend import BACKEND_ENV_VAR, choose_backend
-
     try:
         backend = choose_backend()
     except ValueError as error:
@@ -221,28 +222,11 @@ def check_backend() -> Check:
     return Check("backend", OK, f"{backend.name} ({backend.dataframe_library}): {backend.reason}")
 
 
-def cpu_quota() -> float | None:
-    """CPUs this container may use per the cgroup (v2 ``cpu.max``, v1 ``cfs_quota``), None when unlimited."""
-    try:
-        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
-        return None if quota == "max" else int(quota) / int(period)
-    except (OSError, ValueError):
-        pass
-    try:
-        quota = int(Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us").read_text())
-        period = int(Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us").read_text())
-        return None if quota <= 0 else quota / period
-    except (OSError, ValueError):
-        return None
-
-
-def check_cpu(usable: int | None = None, quota: float | None = None, host: int | None = None) -> Check:
-    from utils.machine import cpu_count
-
+def check_cpu(usable: int | None = None, host: int | None = None) -> Check:
+    """Cores this process may use (Dask's count: after any CPU quota or affinity) next to the host's."""
     usable = cpu_count() if usable is None else usable
     host = (os.cpu_count() or usable) if host is None else host
-    limit = "no CPU quota" if quota is None else f"CPU quota {quota:g} CPUs"
-    detail = f"{usable} usable cores ({limit}; the host has {host})"
+    detail = f"{usable} usable cores (after any CPU quota or affinity; the host has {host})"
     if usable < 2:
         return Check("CPU", WARN, f"{detail}: parallel speed-ups cannot show with one core",
                      "give the container or VM at least 2 CPUs (the course still runs)")
@@ -259,9 +243,7 @@ def _existing_parent(path: Path) -> Path:
 
 
 def _dataset_present(scale: str, data_dir: Path) -> bool:
-    from utils.datagen import _is_complete, make_params
-
-    return _is_complete(data_dir / f"transactions-{scale}", make_params(scale))
+    return is_complete(dataset_dir(data_dir, scale), make_params(scale))
 
 
 def check_dataset(scale: str, data_dir: Path) -> Check:
@@ -273,8 +255,6 @@ def check_dataset(scale: str, data_dir: Path) -> Check:
 
 def check_disk(scale: str, data_dir: Path, free: int | None = None) -> Check:
     """Enough free disk to generate ``scale`` (the generator's own estimate), unless it exists."""
-    from utils.datagen import estimated_bytes, make_params
-
     free = shutil.disk_usage(_existing_parent(data_dir)).free if free is None else free
     if _dataset_present(scale, data_dir):
         return Check("disk", OK, f"{human_bytes(free)} free in {data_dir}; the {scale!r} data is already there")
@@ -288,8 +268,6 @@ def check_disk(scale: str, data_dir: Path, free: int | None = None) -> Check:
 
 def check_memory(scale: str, available: int | None = None) -> Check:
     """Enough memory to generate ``scale`` with one process (the generator's own rule)."""
-    from utils.datagen import available_memory, make_params, partition_peak_bytes
-
     available = available_memory() if available is None else available
     need = partition_peak_bytes(make_params(scale))
     detail = (f"{human_bytes(available)} available; generating scale {scale!r} needs about "
@@ -304,9 +282,6 @@ def check_leftovers(data_dir: Path) -> Check:
     folders in ``data_dir`` and the private folders (TLS keys, logs) of external clusters in $TMPDIR.
     Only the course's own names with a dead owner pid are touched (``remove_stale_*``), and the
     multiprocessing semaphores in /dev/shm that no process maps any more."""
-    from utils.datagen import remove_orphaned_semaphores, remove_stale_temporaries
-    from utils.processes import remove_stale_cluster_dirs
-
     freed = remove_stale_temporaries(data_dir) if data_dir.is_dir() else 0
     clusters = remove_stale_cluster_dirs()
     semaphores = remove_orphaned_semaphores()
@@ -328,8 +303,6 @@ def _tiny_computation(client: Any) -> Check:
     import dask.dataframe as dd
     import numpy as np
 
-    from utils.backend import to_pandas
-
     n, keys = 10_000, 7
     frame = dd.from_dict({"key": np.arange(n) % keys, "value": np.arange(n)}, npartitions=4)
     result = to_pandas(frame.groupby("key")["value"].sum().compute()).sort_index()
@@ -342,8 +315,6 @@ def _tiny_computation(client: Any) -> Check:
 
 
 def _dashboard(client: Any) -> Check:
-    from utils.cluster import dashboard_address
-
     try:
         url = f"{dashboard_address(client)}/status"
         with urllib.request.urlopen(url, timeout=DASHBOARD_TIMEOUT_S) as response:
@@ -363,8 +334,6 @@ def _dashboard(client: Any) -> Check:
 def check_cluster(client: Any = None) -> list[Check]:
     """Start the course's cluster (or use ``client``), run a tiny verified computation, fetch the
     dashboard. A cluster the doctor started is closed again."""
-    from utils.cluster import describe, shutdown, start_client
-
     own = client is None
     if own:
         try:

@@ -37,10 +37,6 @@ _DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "pynvml": ("nvidia-ml-py", "pynvml"),
     "distributed_ucxx": ("distributed-ucxx-cu12", "distributed-ucxx-cu13", "distributed-ucxx"),  # protocol="ucx"
 }
-COURSE_PACKAGES = (
-    "dask", "distributed", "pandas", "pyarrow", "numpy", "bokeh", "cudf", "dask_cudf", "dask_cuda", "cupy",
-    "distributed_ucxx",
-)
 
 
 def cpu_count() -> int:
@@ -142,33 +138,9 @@ def package_version(module: str) -> str | None:
     return None
 
 
-def course_packages() -> dict[str, str | None]:
-    """Version of every library the course uses, None for those not installed."""
-    return {name: package_version(name) for name in COURSE_PACKAGES}
-
-
-def hardware_label(client: Any) -> str:
-    """One line naming where a measurement ran, to print next to any timing table: the backend,
-    the cluster behind ``client`` and this (notebook) machine's CPU model and usable cores."""
-    from utils.cluster import describe  # lazy: utils.cluster imports this module
-
-    info = describe(client)
-    gpus = ", ".join(info["gpus"]) if info["gpus"] else "no GPU"
-    where = "external cluster" if info["external"] else "local cluster"
-    return (
-        f"{info['backend']} backend ({info['dataframe_library']}); {where} with {info['workers']} "
-        f"workers / {info['threads']} threads; GPUs: {gpus}; notebook machine: {cpu_name()}, "
-        f"{cpu_count()} CPU cores"
-    )
-
-
 def cuda_version(number: int) -> str:
     """CUDA version text from the integer NVML and the CUDA runtime report (12080 -> 12.8)."""
     return f"{number // 1000}.{number % 1000 // 10}"
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)  # older pynvml releases: bytes
 
 
 def nvml_gpus() -> dict[str, Any]:

@@ -19,6 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from utils.backend import current_backend
+from utils.machine import this_gpu
+
 GPU_BAND = (1 / 32, 1 / 16)  # of one GPU's memory
 COPIES_PER_TASK = 4  # input + output + intermediates of one task, in partitions
 SAFETY = 2  # keep half of the worker's memory for everything else
@@ -69,9 +72,6 @@ def advice_for_client(client, backend: str | None = None) -> PartitionAdvice:
     ``client.run``): the scheduler's record of a nanny-started dask-cuda worker has no ``"gpu"``
     entry, because NVML starts in the worker after its start-up information was sent
     (dask/distributed ``distributed/worker.py``, ``distributed/diagnostics/nvml.py``)."""
-    from utils.backend import current_backend
-    from utils.machine import this_gpu
-
     backend = backend or current_backend().name
     workers = list(client.scheduler_info(n_workers=-1)["workers"].values())
     if not workers:

@@ -23,7 +23,10 @@ from typing import Any
 
 import dask.dataframe as dd
 
+from utils.backend import choose_backend
 from utils.dataset import Dataset
+from utils.machine import cpu_count
+from utils.partitions import advice_for_client
 
 COLUMNS = ("customer_id", "sales_amount")
 KEY, VALUE = COLUMNS
@@ -41,9 +44,6 @@ def cluster_shape(backend: str | None = None, cores: int | None = None) -> dict[
     Called before ``start_client`` (notebook 03's setup), so ``backend`` defaults to the backend
     ``start_client`` is about to choose (``choose_backend``: ``$COURSE_BACKEND`` or the hardware),
     not to Dask's current setting, which is still the CPU default then."""
-    from utils.backend import choose_backend
-    from utils.machine import cpu_count
-
     if (backend or choose_backend().name) == "gpu":
         return {}
     cores = cores or cpu_count()
@@ -57,8 +57,6 @@ def csv_blocksize(dataset: Dataset, client: Any = None) -> int | None:
     without a client. A block never spans two files, so files smaller than it stay whole."""
     if client is None:
         return None
-    from utils.partitions import advice_for_client
-
     csv_bytes = dataset.size_bytes("csv")
     if csv_bytes <= 0:
         raise ValueError(f"{dataset.path} has no CSV files; generate them with `{dataset.regenerate_command}`")

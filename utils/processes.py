@@ -39,22 +39,11 @@ from pathlib import Path
 from typing import Any
 
 from utils.cluster import LOCAL_HOST
+from utils.datagen.lifetime import launcher_command, process_alive
+from utils.machine import gpu_count
 
 START_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 10
-
-# Runs first in every started process: on Linux, ask the kernel to kill this process when the
-# process that started it dies, make sure that parent is still there, then become the command.
-_LAUNCHER = """\
-import ctypes, os, signal, sys
-parent = int(sys.argv[1])
-if sys.platform.startswith("linux"):
-    PR_SET_PDEATHSIG = 1
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # the parent died before the request took effect
-        sys.exit(1)
-os.execv(sys.argv[2], sys.argv[2:])
-"""
 
 # A cluster's private folder in $TMPDIR (certificates, logs, worker spill): the prefix and the owner's
 # pid let a later run tell a dead kernel's folder from a live one's and from other programs' files.
@@ -69,8 +58,6 @@ def remove_stale_cluster_dirs() -> list[str]:
     """Delete the ``course-cluster-<pid>-*`` folders in $TMPDIR whose owner process is dead (a
     killed kernel or test run); folders of live owners, and any without the course's naming, stay.
     Returns the names removed."""
-    from utils.datagen import _process_alive
-
     removed = []
     for folder in Path(tempfile.gettempdir()).glob(f"{CLUSTER_DIR_PREFIX}*-*"):
         pid = folder.name[len(CLUSTER_DIR_PREFIX):].split("-", 1)[0]
@@ -78,7 +65,7 @@ def remove_stale_cluster_dirs() -> list[str]:
             since = folder.stat().st_mtime
         except OSError:
             continue
-        if not pid.isdigit() or int(pid) == os.getpid() or not folder.is_dir() or _process_alive(int(pid), since):
+        if not pid.isdigit() or int(pid) == os.getpid() or not folder.is_dir() or process_alive(int(pid), since):
             continue
         shutil.rmtree(folder, ignore_errors=True)
         if not folder.exists():
@@ -149,8 +136,6 @@ class ExternalCluster:
         start_timeout: float = START_TIMEOUT_S,
     ) -> None:
         if gpu and n_workers is None:
-            from utils.machine import gpu_count
-
             n_workers = gpu_count()
         if not n_workers or n_workers < 1:
             raise ValueError(f"n_workers must be at least 1, got {n_workers!r}")
@@ -237,7 +222,7 @@ class ExternalCluster:
         log = open(self.directory / f"{name}.log", "wb")  # noqa: SIM115 (the process owns it; closed below)
         try:
             return subprocess.Popen(
-                [sys.executable, "-c", _LAUNCHER, str(os.getpid()), *command],
+                launcher_command(command),
                 env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group: stopping it stops its children too
             )

@@ -1,5 +1,5 @@
 """Pictures of the Dask dashboard taken with a headless Chromium, so that an executed notebook
-shows the dashboard without a live kernel, and so that a test can check what the dashboard drew.
+shows the dashboard without a live kernel (the browser tests drive the same browser).
 
 The browser is Playwright driving the system's Chromium (Debian's ``chromium`` package, or the
 program named by ``$COURSE_CHROMIUM``): Playwright's own browser downloads are not needed.
@@ -9,14 +9,11 @@ Where Playwright or Chromium is missing, ``unavailable()`` says which and how to
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,43 +29,11 @@ INSTALL_HINT = {
     "chromium": f"install Chromium (Debian/Ubuntu: apt-get install chromium) or set {CHROMIUM_ENV_VAR} to its path",
 }
 
-# Runs in the page: the live task-stream plot of a Bokeh dashboard page, found by its data source
-# (the columns distributed's TaskStream gives it), the visible rectangles in it (the plot starts
-# with one invisible placeholder) and where the plot's canvas is on the page.
-_TASK_STREAM_JS = """() => {
-  const isTaskStream = (s) => s && s.data && ('worker_thread' in s.data) && ('duration' in s.data);
-  const seen = new Set(), stack = Object.values(window.Bokeh.index);
-  while (stack.length) {
-    const view = stack.pop();
-    if (!view || seen.has(view)) continue;
-    seen.add(view);
-    for (const child of view.child_views ?? []) stack.push(child);
-    for (const child of view.renderer_views?.values() ?? []) stack.push(child);
-    const model = view.model;
-    if (model?.type === 'GlyphRenderer' && isTaskStream(model.data_source)) {
-      const alpha = model.data_source.data.alpha;
-      const visible = Array.from(alpha).filter((a) => a > 0).length;
-      const box = (view.parent.canvas_view?.el ?? view.parent.el).getBoundingClientRect();
-      return {rectangles: visible, glyph: model.glyph.type, box: [box.x, box.y, box.width, box.height]};
-    }
-  }
-  return null;
-}"""
 _BOKEH_READY_JS = "() => !!(window.Bokeh && Bokeh.documents && Bokeh.documents.length > 0 && Bokeh.index)"
 
 
 class BrowserUnavailable(RuntimeError):
     """Playwright or Chromium is missing; the message says which and how to install it."""
-
-
-@dataclass(frozen=True)
-class TaskStreamDrawing:
-    """What the dashboard's task stream shows: visible task rectangles in its data, the glyph
-    that draws them, and coloured pixels counted in a screenshot of the plot."""
-
-    rectangles: int
-    glyph: str
-    coloured_pixels: int
 
 
 def chromium_executable() -> str | None:
@@ -108,38 +73,6 @@ def open_dashboard(page: Any, url: str, timeout_s: float = LOAD_TIMEOUT_S) -> No
     """Go to a dashboard page and wait until Bokeh has built its plots."""
     page.goto(url, timeout=timeout_s * 1000)
     page.wait_for_function(_BOKEH_READY_JS, timeout=timeout_s * 1000)
-
-
-def _coloured_pixels(png: bytes) -> int:
-    """Pixels that are clearly coloured (not white, grey or black): the task rectangles."""
-    import numpy as np
-    from PIL import Image
-
-    hsv = np.asarray(Image.open(io.BytesIO(png)).convert("HSV"))
-    return int(((hsv[..., 1] > 80) & (hsv[..., 2] > 60)).sum())
-
-
-def task_stream_drawing(page: Any) -> TaskStreamDrawing | None:
-    """The task stream on an open dashboard page, or None when the page has none."""
-    found = page.evaluate(_TASK_STREAM_JS)
-    if found is None:
-        return None
-    x, y, width, height = found["box"]
-    png = page.screenshot(clip={"x": x, "y": y, "width": max(1, width), "height": max(1, height)})
-    return TaskStreamDrawing(found["rectangles"], found["glyph"], _coloured_pixels(png))
-
-
-def wait_for_task_stream(page: Any, minimum: int = 1, timeout_s: float = LOAD_TIMEOUT_S) -> TaskStreamDrawing:
-    """Wait until the live task stream has drawn at least ``minimum`` tasks (the plot updates
-    about every 100 ms); ``TimeoutError`` saying what was seen otherwise."""
-    deadline = time.monotonic() + timeout_s
-    drawing = task_stream_drawing(page)
-    while drawing is None or drawing.rectangles < minimum or drawing.coloured_pixels == 0:
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"the dashboard's task stream drew no task within {timeout_s:g} s (saw {drawing})")
-        page.wait_for_timeout(200)
-        drawing = task_stream_drawing(page)
-    return drawing
 
 
 def save_dashboard_png(

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from utils.backend import shuffle_method, to_pandas
+from utils.datagen.transactions import FIRST_CUSTOMER_ID, customer_ids, generate_partition, partition_rows
 from utils.machine import installed
 from utils.profiling import time_call
-from utils.transactions import FIRST_CUSTOMER_ID, customer_ids, generate_partition, partition_rows
 
 pytestmark = pytest.mark.gpu
 
@@ -85,9 +85,9 @@ def bincount_groupby(ids: Any, amounts: Any, customers: int, split_every: int = 
 
 
 def ground_truth_cents(rows: int, partitions: int, customers: int, seed: int) -> np.ndarray:
-    """Exact cents per customer, indexed like ``bincount_groupby``, from ``utils.groundtruth`` in
+    """Exact cents per customer, indexed like ``bincount_groupby``, from ``utils.datagen.groundtruth`` in
     this process (no Dask, no CuPy, none of the code under test)."""
-    from utils.groundtruth import Totals, partial_totals
+    from utils.datagen.groundtruth import Totals, partial_totals
 
     totals = Totals(customers)
     for index in range(partitions):
@@ -144,7 +144,7 @@ def test_4a_cudf_groupby_equals_ground_truth_pandas_timed(client, record_propert
     import dask.dataframe as dd
 
     from utils.checks import check_customer_totals
-    from utils.datagen import ensure_dataset
+    from utils.dataset import ensure_dataset
 
     dataset = ensure_dataset(TIMING_SCALE)
     times = {}

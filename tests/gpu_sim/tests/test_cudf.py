@@ -1,6 +1,6 @@
 """The simulated cudf 26.10 (``tests/gpu_sim/cudf``): each test pins one contract copied from
 rapidsai/cudf ``python/cudf/cudf`` (the module docstrings name the file). Runs only with the simulation
-first on ``PYTHONPATH`` (``tests/test_gpu_sim.py``)."""
+first on ``PYTHONPATH`` (``tests/gpu_path/test_gpu_sim.py``)."""
 
 from __future__ import annotations
 

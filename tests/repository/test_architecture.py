@@ -1,0 +1,285 @@
+"""The shape of ``utils``: three layers that import in one direction, no import cycles, no private
+names across modules, a generator that stands apart, and one spelling per API in the notebooks.
+
+The layers are written once, in CONTRIBUTING.md ("The utils package"); these tests read them from
+there and hold the code to them, so the document cannot drift from the code."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import utils
+from utils.datagen.manifest import REPO_ROOT
+
+UTILS = REPO_ROOT / "utils"
+CONTRIBUTING = REPO_ROOT / "CONTRIBUTING.md"
+LAYER_ORDER = ("generator", "runtime", "teaching")  # each may import its own layer and those before it
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO_ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def utils_modules() -> dict[str, Path]:
+    return {module_name(path): path for path in sorted(UTILS.rglob("*.py"))}
+
+
+def top_unit(module: str) -> str:
+    """``utils.datagen.build`` -> ``datagen``; ``utils.checks.joins`` -> ``checks``; ``utils`` -> ``""``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def layers_from_contributing(text: str | None = None) -> dict[str, str]:
+    """Top-level unit of ``utils`` (module or subpackage) -> layer, from CONTRIBUTING's table rows
+    ``| layer | `a`, `b/`, ... | ... |`` in the section "The utils package"."""
+    text = CONTRIBUTING.read_text() if text is None else text
+    section = text.split("## The utils package", 1)[-1].split("\n## ", 1)[0]
+    layers: dict[str, str] = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[0] in LAYER_ORDER:
+            for unit in re.findall(r"`([a-z_]+)/?`", cells[1]):
+                layers[unit] = cells[0]
+    return layers
+
+
+def utils_imports(path: Path) -> list[tuple[str, int, bool]]:
+    """(imported utils module, line, at module level) for every import of ``utils`` in ``path``;
+    a ``from utils import x`` names the module ``utils.x`` when ``x`` is a submodule."""
+    tree = ast.parse(path.read_text())
+    top_level = {id(node) for node in tree.body}
+    found = []
+    for node in ast.walk(tree):
+        at_top = id(node) in top_level
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "utils":
+                for alias in node.names:
+                    found.append((f"utils.{alias.name}", node.lineno, at_top))
+            elif node.module.startswith("utils."):
+                found.append((node.module, node.lineno, at_top))
+        elif isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno, at_top) for alias in node.names if alias.name.startswith("utils.")]
+    return found
+
+
+def test_every_utils_module_has_a_layer_in_contributing():
+    layers = layers_from_contributing()
+    assert set(layers.values()) == set(LAYER_ORDER), f"CONTRIBUTING.md's layer table is unreadable: {layers}"
+    units = {top_unit(name) for name in utils_modules()} - {""}
+    assert units - set(layers) == set(), "modules without a layer in CONTRIBUTING.md"
+    assert set(layers) - units == set(), "CONTRIBUTING.md names modules that do not exist"
+
+
+def test_layers_import_in_one_direction():
+    layers = layers_from_contributing()
+    wrong = []
+    for name, path in utils_modules().items():
+        if name == "utils":
+            continue
+        mine = LAYER_ORDER.index(layers[top_unit(name)])
+        for imported, line, _ in utils_imports(path):
+            theirs = layers.get(top_unit(imported))
+            if theirs is None or LAYER_ORDER.index(theirs) > mine:
+                where = f"{path.relative_to(REPO_ROOT)}:{line} ({layers[top_unit(name)]})"
+                wrong.append(f"{where} imports {imported} ({theirs})")
+    assert wrong == []
+
+
+def test_the_generator_imports_nothing_else_of_utils():
+    outside = [
+        f"{path.relative_to(REPO_ROOT)}:{line} imports {imported}"
+        for name, path in utils_modules().items() if name.startswith("utils.datagen")
+        for imported, line, _ in utils_imports(path) if not imported.startswith("utils.datagen")
+    ]
+    assert outside == []
+
+
+def test_the_generator_loads_neither_the_rest_of_utils_nor_distributed():
+    """What its worker processes import: only the generator (and no Dask cluster machinery)."""
+    code = ("import sys, utils.datagen.cli, utils.datagen.build\n"
+            "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in ('utils', 'distributed'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+    loaded = done.stdout.split()
+    assert [m for m in loaded if m != "utils" and not m.startswith("utils.datagen")] == []
+
+
+def test_utils_imports_are_at_the_top_of_each_module():
+    """Function-level ``from utils ...`` imports hide cycles; the package's lazy exports are the one
+    exception (``utils/__init__.py``: its TYPE_CHECKING block)."""
+    hidden = [
+        f"{path.relative_to(REPO_ROOT)}:{line} imports {imported} inside a function"
+        for name, path in utils_modules().items() if name != "utils"
+        for imported, line, at_top in utils_imports(path) if not at_top
+    ]
+    assert hidden == []
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle in ``graph`` as a path that ends where it starts, or None."""
+    state: dict[str, str] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        state[node] = "done"
+        stack.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_find_cycle_finds_one_and_only_one():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_no_import_cycles_in_utils():
+    modules = utils_modules()
+    graph = {
+        name: {imported for imported, _, _ in utils_imports(path) if imported in modules and imported != name}
+        for name, path in modules.items() if name != "utils"
+    }
+    assert find_cycle(graph) is None
+
+
+PROJECT_PACKAGES = ("utils", "tools", "benchmarks", "support")
+
+
+def project_python_files() -> list[Path]:
+    files = [*UTILS.rglob("*.py"), *(REPO_ROOT / "tools").rglob("*.py"), *(REPO_ROOT / "benchmarks").rglob("*.py")]
+    files += [p for p in (REPO_ROOT / "tests").rglob("*.py") if "gpu_sim" not in p.parts]
+    return sorted(files)
+
+
+def test_no_private_names_are_imported_across_modules():
+    """``from utils.x import _y`` couples a caller to what ``x`` may change freely: give ``_y`` a
+    public name or move the caller (the simulated RAPIDS stack in tests/gpu_sim copies upstream
+    code and is left out)."""
+    private = []
+    for path in project_python_files():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in PROJECT_PACKAGES:
+                private += [f"{path.relative_to(REPO_ROOT)}:{node.lineno} imports {node.module}.{alias.name}"
+                            for alias in node.names if alias.name.startswith("_") and not alias.name.endswith("__")]
+    assert private == []
+
+
+# --- one spelling per API in the notebooks ---------------------------------------------------------
+
+NOTEBOOKS = sorted((REPO_ROOT / "notebooks").glob("*.ipynb"))
+
+
+def notebook_spellings(path: Path) -> tuple[dict[str, set[str]], list[str]]:
+    """For one notebook: API (``module.name``) -> the spellings its code cells use, and the
+    spellings that are wrong whatever the other notebooks do."""
+    spellings: dict[str, set[str]] = {}
+    wrong: list[str] = []
+    modules_bound: dict[str, str] = {}  # a name bound by `from utils import <module>`
+    trees = []
+    for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+        if cell.cell_type != "code":
+            continue
+        source = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+        trees.append((index, ast.parse(source)))
+    for index, tree in trees:
+        for node in ast.walk(tree):
+            where = f"{path.name} cell {index}"
+            if isinstance(node, ast.Import):
+                wrong += [f"{where}: `import {a.name}`; use `import utils` and `from utils.x import name`"
+                          for a in node.names if a.name.startswith("utils.")]
+            elif isinstance(node, ast.ImportFrom) and node.module == "utils":
+                for alias in node.names:
+                    if alias.name in utils.__all__:
+                        wrong.append(f"{where}: `from utils import {alias.name}`; spell it `utils.{alias.name}`")
+                    else:
+                        modules_bound[alias.asname or alias.name] = alias.name
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("utils."):
+                for alias in node.names:
+                    if alias.name in utils.__all__:
+                        wrong.append(
+                            f"{where}: `from {node.module} import {alias.name}`; spell it `utils.{alias.name}`"
+                        )
+                    spellings.setdefault(f"{node.module}.{alias.name}", set()).add("from-import")
+    for index, tree in trees:
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute) or not isinstance(node.value, ast.Name):
+                continue
+            where = f"{path.name} cell {index}"
+            if node.value.id == "utils":
+                if node.attr not in utils.__all__:
+                    wrong.append(f"{where}: `utils.{node.attr}`; import it: `from utils.{node.attr} import ...`"
+                                 f" or `from utils import {node.attr}`")
+            elif node.value.id in modules_bound:
+                spellings.setdefault(f"utils.{modules_bound[node.value.id]}.{node.attr}", set()).add("module-attribute")
+    return spellings, wrong
+
+
+def test_notebooks_spell_each_utils_api_one_way():
+    spellings: dict[str, set[str]] = {}
+    wrong: list[str] = []
+    for path in NOTEBOOKS:
+        found, mistakes = notebook_spellings(path)
+        wrong += mistakes
+        for api, ways in found.items():
+            spellings.setdefault(api, set()).update(ways)
+    wrong += [f"{api} is spelled {sorted(ways)}" for api, ways in spellings.items() if len(ways) > 1]
+    assert wrong == []
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("import utils\nutils.doctor.diagnose()", "`utils.doctor`"),
+        ("import utils.machine", "`import utils.machine`"),
+        ("from utils.backend import current_backend", "spell it `utils.current_backend`"),
+    ],
+)
+def test_a_second_spelling_is_caught(tmp_path, source, expected):
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+    path = tmp_path / "99_probe.ipynb"
+    nbformat.write(notebook, path)
+    _, wrong = notebook_spellings(path)
+    assert len(wrong) == 1 and expected in wrong[0]
+
+
+def test_a_module_attribute_and_a_from_import_of_the_same_api_are_two_spellings(tmp_path):
+    one = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("from utils import plans\nplans.show_plan(x)")])
+    two = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("from utils.plans import show_plan")])
+    found = {}
+    for name, notebook in (("a.ipynb", one), ("b.ipynb", two)):
+        nbformat.write(notebook, tmp_path / name)
+        for api, ways in notebook_spellings(tmp_path / name)[0].items():
+            found.setdefault(api, set()).update(ways)
+    assert found == {"utils.plans.show_plan": {"module-attribute", "from-import"}}
+
+
+def test_the_layer_table_reader_fails_on_a_table_without_layers():
+    assert layers_from_contributing("## The utils package\n\nno table here\n") == {}
+
+
+def test_every_subpackage_of_utils_is_packaged():
+    """A subpackage missing from pyproject's list installs without its files (a non-editable install)."""
+    import tomllib
+
+    listed = set(tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    packages = {module_name(init) for init in UTILS.rglob("__init__.py")}
+    assert listed == packages

@@ -1,0 +1,114 @@
+"""Binder: the README's launch badge is built from the repository URL kept in one place
+(pyproject.toml, [project.urls] Repository), and the Binder image pins exactly the CPU
+environment the tests run."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from urllib.parse import urlsplit
+
+from utils.datagen.manifest import REPO_ROOT
+from utils.doctor import read_pins
+
+ROOT = REPO_ROOT
+FIRST_NOTEBOOK = re.search(r"^FIRST_NOTEBOOK\s*:=\s*(\S+)", (ROOT / "Makefile").read_text(), re.M).group(1)
+
+
+def repository_url() -> str:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
+
+
+def expected_badge() -> str:
+    """The badge line for README.md, from the repository URL (GitHub: owner/name)."""
+    parts = urlsplit(repository_url())
+    owner, name = parts.path.strip("/").removesuffix(".git").split("/")
+    assert parts.scheme == "https" and parts.netloc == "github.com", "mybinder.org's gh/ provider needs a GitHub URL"
+    link = f"https://mybinder.org/v2/gh/{owner}/{name}/HEAD?urlpath=lab/tree/{FIRST_NOTEBOOK}"
+    return f"[![Launch on Binder](https://mybinder.org/badge_logo.svg)]({link})"
+
+
+def test_the_readme_badge_is_built_from_the_repository_url():
+    top = (ROOT / "README.md").read_text().splitlines()[:5]
+    badge = expected_badge()
+    assert badge in top, f"README.md's first lines must hold the Binder badge for {repository_url()}:\n{badge}"
+
+
+def test_binder_pins_the_full_cpu_environment():
+    binder, constraints = read_pins(ROOT / "binder" / "requirements.txt"), read_pins(ROOT / "constraints.txt")
+    missing = sorted(set(constraints) - set(binder))
+    different = {name: (binder[name][1], pin) for name, (_, pin) in constraints.items()
+                 if name in binder and binder[name][1] != pin}
+    extra = sorted(set(binder) - set(constraints))
+    assert not (missing or different or extra), f"binder vs constraints: missing {missing}, {different}, extra {extra}"
+    assert "jupyter-server-proxy" in binder  # routes the dashboard through the Binder URL
+
+
+# --- the Dask sidebar's "+ NEW" cluster (dask-labextension) binds to localhost ---------------------
+
+# What `PUT /dask/clusters` runs in the Jupyter server: dask_labextension/manager.py `make_cluster`
+# builds the cluster from `labextension.factory` in Dask's config, whose defaults
+# dask_labextension/config.py adds when the server extension is imported. No workers: only where the
+# scheduler and its dashboard listen matters here.
+_SIDEBAR_CLUSTER = r"""
+import asyncio, json
+import dask, psutil
+import dask_labextension  # noqa: F401  (loads its config defaults, as the server extension does)
+from dask_labextension.manager import make_cluster
+
+async def main():
+    with dask.config.set({"labextension.factory.kwargs.n_workers": 0}):
+        cluster, _ = await make_cluster({})
+    try:
+        return sorted({f"{c.laddr.ip}" for c in psutil.Process().net_connections("inet")
+                       if c.status == psutil.CONN_LISTEN})
+    finally:
+        await cluster.close()
+
+print(json.dumps(asyncio.run(main())))
+"""
+
+
+def _sidebar_cluster_hosts(dask_config: str) -> list[str]:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {key: value for key, value in os.environ.items() if not key.startswith("DASK_")}
+    env["DASK_CONFIG"] = dask_config
+    done = subprocess.run([sys.executable, "-c", _SIDEBAR_CLUSTER], env=env, cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _dask_config_of_make_lab() -> str:
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        import pytest
+
+        pytest.skip("make is not installed")
+    done = subprocess.run(["make", "-n", "lab"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    found = re.search(r"DASK_CONFIG=\"?([^\s\"]+)\"?\s+\S*jupyter lab", done.stdout)
+    assert found, f"`make lab` must start JupyterLab with DASK_CONFIG set:\n{done.stdout}"
+    return found.group(1)
+
+
+def _dask_config_of_binder_start() -> str:
+    import subprocess
+
+    done = subprocess.run(["bash", str(ROOT / "binder" / "start"), "env"], cwd="/", capture_output=True,
+                          text=True, timeout=30, check=False)
+    found = re.search(r"^DASK_CONFIG=(.+)$", done.stdout, re.M)
+    assert found, "binder/start must export DASK_CONFIG for the Jupyter server"
+    return found.group(1)
+
+
+def test_sidebar_clusters_of_make_lab_and_binder_listen_on_localhost_only():
+    configs = {_dask_config_of_make_lab(), _dask_config_of_binder_start()}
+    assert len(configs) == 1, f"make lab and binder/start use different Dask configs: {configs}"
+    hosts = _sidebar_cluster_hosts(configs.pop())
+    assert hosts and set(hosts) == {"127.0.0.1"}, f"a sidebar cluster listens on {hosts}"

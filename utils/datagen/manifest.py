@@ -1,0 +1,130 @@
+"""The contract between the generator and its readers: where datasets live, what a complete one
+holds, and how to rebuild it.
+
+The generator writes ``manifest.json`` last, listing every file with its size and SHA-256;
+``utils.dataset.Dataset`` reads it, and a directory counts as a dataset only when its files match
+that list. Everything that both sides must agree on is defined here, once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+
+from utils.datagen.params import Params
+from utils.datagen.scales import SCALES
+
+MANIFEST_NAME = "manifest.json"
+DATA_DIR_ENV_VAR = "COURSE_DATA_DIR"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+FORMAT_VERSION = 3  # 2: every file with its SHA-256 in the manifest; 3: customers table, 2024-2025, cube
+WORLD_FORMAT = 3  # the format that added the customers table, the two years and the cube
+DEFAULT_SEED = 42
+
+
+def default_data_dir() -> Path:
+    """``$COURSE_DATA_DIR``, else the repository's ``data/`` folder (git-ignored).
+
+    A relative ``$COURSE_DATA_DIR`` is taken relative to the repository root (the folder with
+    ``pyproject.toml``), not to the current directory: notebooks run in ``notebooks/`` and the CLI
+    in the root, and both must find the same data."""
+    env = os.environ.get(DATA_DIR_ENV_VAR)
+    if not env:
+        return REPO_ROOT / "data"
+    path = Path(env).expanduser()
+    return path if path.is_absolute() else Path(os.path.normpath(REPO_ROOT / path))
+
+
+def dataset_dir(data_dir: Path, scale: str) -> Path:
+    """The folder of one scale's dataset inside a data directory."""
+    return data_dir / f"transactions-{scale}"
+
+
+def sha256_file(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def read_manifest(directory: Path) -> dict:
+    return json.loads((directory / MANIFEST_NAME).read_text())
+
+
+def file_problems(directory: Path, manifest: dict, checksums: bool) -> list[str]:
+    """What differs between ``directory`` and the files its manifest lists: missing, extra, resized
+    and (with ``checksums``) changed files, one short phrase each; empty when they agree."""
+    listed = manifest.get("files")
+    if not isinstance(listed, dict) or not listed:
+        return [f"{MANIFEST_NAME} lists no file checksums (written by an older generator)"]
+    on_disk = {
+        p.relative_to(directory).as_posix()
+        for p in directory.rglob("*")
+        if p.is_file() and p.name != MANIFEST_NAME
+    }
+    problems = [f"{rel}: not part of the dataset (extra file)" for rel in sorted(on_disk - set(listed))]
+    for rel, entry in sorted(listed.items()):
+        if rel not in on_disk:
+            problems.append(f"{rel}: missing")
+            continue
+        size = (directory / rel).stat().st_size
+        if size != entry["bytes"]:
+            problems.append(f"{rel}: size changed ({entry['bytes']:,} -> {size:,} bytes)")
+        elif checksums and sha256_file(directory / rel) != entry["sha256"]:
+            problems.append(f"{rel}: content changed (checksum differs)")
+    return problems
+
+
+def is_complete(directory: Path, params: Params | None = None) -> bool:
+    """True when the manifest exists, matches ``params`` (if given) and the directory holds exactly
+    the files it lists, at their recorded sizes (checksums: ``Dataset.verify()``)."""
+    return why_incomplete(directory, params) is None
+
+
+def why_incomplete(directory: Path, params: Params | None = None) -> str | None:
+    """What keeps ``directory`` from being a complete dataset for ``params``, in a few words, or
+    None when it is complete (see ``is_complete``)."""
+    try:
+        manifest = read_manifest(directory)
+    except FileNotFoundError:
+        return "it has no manifest (an interrupted run?)" if directory.exists() else "it does not exist"
+    except (OSError, ValueError) as error:
+        return f"its manifest cannot be read ({error})"
+    stored = dict(manifest.get("params", {}))
+    version = stored.pop("format_version", None)
+    if version != FORMAT_VERSION:
+        return f"it was made by an older generator (format {version or 1}, current {FORMAT_VERSION})"
+    if params is not None:
+        stored_formats = set(stored.pop("formats", []))
+        wanted = asdict(params)
+        wanted_formats = set(wanted.pop("formats"))
+        if stored != wanted or not wanted_formats <= stored_formats:
+            changed = [name for name in wanted if stored.get(name) != wanted[name]] or ["formats"]
+            return f"it was made with other parameters ({', '.join(changed)})"
+    try:
+        problems = file_problems(directory, manifest, checksums=False)
+    except (OSError, KeyError, TypeError) as error:
+        return f"its files cannot be checked ({error})"
+    if problems:
+        more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+        return f"its files do not match the manifest ({problems[0]}{more})"
+    return None
+
+
+def regenerate_command(directory: Path, manifest: dict) -> str:
+    """The shell command that rebuilds the dataset in ``directory`` from scratch."""
+    params = manifest["params"]
+    command = f"python -m utils.datagen --scale {params['scale']}"
+    preset = SCALES.get(params["scale"])
+    if preset is not None:
+        for name in ("rows", "partitions", "customers"):
+            if params.get(name) not in (None, getattr(preset, name)):
+                command += f" --{name} {params[name]}"
+    if params.get("seed", DEFAULT_SEED) != DEFAULT_SEED:
+        command += f" --seed {params['seed']}"
+    if sorted(params.get("formats", ())) != ["csv", "parquet"]:
+        command += f" --formats {','.join(params['formats'])}"
+    if directory.parent.resolve() != default_data_dir().resolve():
+        command += f" --data-dir {directory.parent}"
+    return command + " --force"
