@@ -387,11 +387,13 @@ def report(checks: list[Check]) -> str:
 
 
 def as_table(checks: list[Check]) -> Any:
-    """The checks as a pandas DataFrame (check, status, detail, fix), for notebooks."""
+    """The checks as a table for notebooks (check, status, detail, fix), every text in full: a
+    DataFrame's display cuts cells at 50 characters, and the fix is what a learner looks for."""
     import pandas as pd
 
-    return pd.DataFrame([(c.name, c.status, c.detail, c.fix if c.status != OK else "") for c in checks],
-                        columns=["check", "status", "detail", "fix"]).set_index("check")
+    frame = pd.DataFrame([(c.name, c.status, c.detail, c.fix if c.status != OK else "") for c in checks],
+                         columns=["check", "status", "detail", "fix"]).set_index("check")
+    return frame.style.set_properties(**{"text-align": "left", "white-space": "normal"})
 
 
 class _Parser(argparse.ArgumentParser):

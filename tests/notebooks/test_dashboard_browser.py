@@ -6,24 +6,11 @@ Skipped, with the reason, only where Playwright or Chromium is missing; CI insta
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import os
-import re
-import secrets
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
-
 import dask.array as da
 import pytest
 from support.clusters import course_client
 from support.dashboard import wait_for_task_stream
+from support.lab import first_notebook, jupyter_lab
 
 from utils.cluster import dashboard_address
 from utils.datagen.manifest import REPO_ROOT
@@ -60,78 +47,12 @@ def test_dashboard_draws_the_task_stream_and_lists_the_workers():
         assert (ARTEFACTS / name).stat().st_size > 10_000, f"{name} looks empty"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _die_with_parent() -> None:
-    """Runs in the child before exec: on Linux, the server dies when this test process does."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
-def _first_notebook() -> str:
-    """The notebook `make lab` opens (the Makefile's FIRST_NOTEBOOK)."""
-    return re.search(r"^FIRST_NOTEBOOK\s*:=\s*(\S+)", (ROOT / "Makefile").read_text(), re.M).group(1)
-
-
-@contextlib.contextmanager
-def _jupyter_lab(tmp_path: Path, notebook: str):
-    """JupyterLab as `make lab` starts it, on 127.0.0.1 with a token, serving a copy of the
-    notebook (so nothing the browser does can change the repository); stopped afterwards."""
-    root = tmp_path / "course"
-    (root / notebook).parent.mkdir(parents=True)
-    shutil.copy(ROOT / notebook, root / notebook)
-    port, token = _free_port(), secrets.token_hex(16)
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
-        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
-        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
-    }
-    command = [
-        sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-        "--port-retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-        f"--LabApp.default_url=/lab/tree/{notebook}",
-    ]
-    if os.geteuid() == 0:
-        command.append("--allow-root")
-    log = open(tmp_path / "jupyter-lab.log", "wb")  # noqa: SIM115 - closed below, after the process
-    server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
-                              start_new_session=True, preexec_fn=_die_with_parent)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + LAB_START_TIMEOUT_S
-        while True:
-            assert server.poll() is None, (tmp_path / "jupyter-lab.log").read_text()[-2000:]
-            with (
-                contextlib.suppress(OSError),
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2) as response,
-            ):
-                if response.status == 200:
-                    break
-            assert time.monotonic() < deadline, f"jupyter lab did not answer within {LAB_START_TIMEOUT_S} s"
-            time.sleep(0.3)
-        yield base, token
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(server.pid, signal.SIGTERM)  # the server and the kernels it started
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-        log.close()
-
-
 def test_jupyterlab_renders_the_course_and_the_dask_sidebar(tmp_path):
     ARTEFACTS.mkdir(parents=True, exist_ok=True)
-    notebook = _first_notebook()
+    notebook = first_notebook()
     with (
         course_client(n_workers=1, threads_per_worker=1, local=True, quiet=True) as client,
-        _jupyter_lab(tmp_path, notebook) as (base, token),
+        jupyter_lab(tmp_path, [notebook]) as (base, token, _),
         browser_page() as page,
     ):
         page.goto(f"{base}/?token={token}", timeout=60_000)  # redirected to the default_url `make lab` sets

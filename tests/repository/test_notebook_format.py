@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools.notebook_format import KERNELSPEC, check_notebook, exercises, fix_notebook, solution_markdown
+from tools.notebook_format import CLOSING_CELL, KERNELSPEC, check_notebook, exercises, fix_notebook, solution_markdown
 from utils.datagen.manifest import REPO_ROOT
 from utils.review import load_bank
 
@@ -41,7 +41,7 @@ def test_notebooks_store_the_kernel_make_lab_installs():
     for path in [*NOTEBOOKS, TEMPLATE]:
         metadata = json.loads(path.read_text())["metadata"]
         assert metadata["kernelspec"] == KERNELSPEC, path.name
-        assert "version" not in metadata["language_info"], f"{path.name}: a Python version would change on save"
+        assert metadata["language_info"]["version"], f"{path.name}: Lab would add the Python version on open"
 
 
 def _conforming() -> nbformat.NotebookNode:
@@ -56,7 +56,7 @@ def _conforming() -> nbformat.NotebookNode:
         md("## Summary\n- a"),
         md("## Review questions\n1. b"),
         md("## What's next\nc"),
-        code("utils.shutdown(client)"),
+        md(CLOSING_CELL),
     ])
     nb.metadata = {"kernelspec": dict(KERNELSPEC)}
     return nb
@@ -93,7 +93,7 @@ def _hide(cell):
         (lambda nb: nb.cells.pop(5), "checks.grade("),
         (lambda nb: setattr(nb.cells[5], "source", "# NBVAL_CHECK_OUTPUT\n" + nb.cells[5].source), "depends on"),
         (lambda nb: nb.cells.pop(7), "missing a '## Review questions' heading"),
-        (lambda nb: nb.cells.pop(), "last code cell must close the cluster"),
+        (lambda nb: nb.cells.pop(), "the last cell must be the markdown '## When you are done'"),
         (lambda nb: setattr(nb.cells[2], "source", "## 1. A section"), "is not '## N · Title'"),
         (lambda nb: setattr(nb.cells[2], "source", "### Exercise — do it"), "is not '### Exercise N · Title'"),
         (lambda nb: nb.cells[1].outputs.append(nbformat.v4.new_output("stream", text="x")), "stored outputs"),
@@ -116,7 +116,7 @@ def test_checker_reports_a_foreign_kernelspec(tmp_path):
     path = _write(_conforming(), tmp_path)
     nb = nbformat.read(path, as_version=4)
     nb.metadata["kernelspec"]["display_name"] = "Python 3 (ipykernel)"
-    nb.metadata["language_info"]["version"] = "3.11.9"
+    nb.metadata["language_info"]["pygments_lexer"] = "python3"
     nbformat.write(nb, path)
     problems = check_notebook(path)
     assert any("is not the course kernel" in p for p in problems), problems
@@ -161,7 +161,7 @@ def test_the_review_is_exempt_from_the_lesson_rules_only(tmp_path):
     """As a review it conforms; the same cells as a lesson lack a cluster, exercises and a footer."""
     assert _review_problems(tmp_path) == []
     as_lesson = _review_problems(tmp_path, name="09_quiz.ipynb")
-    for problem in ("start_client", "no exercise", "## Summary", "shutdown"):
+    for problem in ("start_client", "no exercise", "## Summary", "When you are done"):
         assert any(problem in p for p in as_lesson), (problem, as_lesson)
 
 
@@ -204,3 +204,40 @@ def _set_heading(nb, old: str, new: str) -> None:
 def test_the_review_checker_reports_violations(tmp_path, break_it, problem):
     problems = _review_problems(tmp_path, break_it)
     assert any(problem in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    ("break_it", "problem"),
+    [
+        (lambda nb: nb.cells.pop(), "the last cell must be the markdown '## When you are done'"),
+        (lambda nb: nb.cells.append(nbformat.v4.new_code_cell("utils.shutdown(client)")),
+         "the last cell must be the markdown '## When you are done'"),
+        (lambda nb: nb.cells.insert(-1, nbformat.v4.new_code_cell("utils.shutdown(client)")),
+         "no code cell after What's next"),
+        (lambda nb: setattr(nb.cells[-1], "source", "## When you are done\n\nBye."), "utils.shutdown(client)"),
+    ],
+)
+def test_run_all_must_leave_the_cluster_running(tmp_path, break_it, problem):
+    """Run All ends with the cluster up (dashboard link, sidebar, exercises); closing it is the
+    learner's step, shown in the last (markdown) cell."""
+    nb = _conforming()
+    path = _write(nb, tmp_path)
+    assert check_notebook(path) == []
+    broken = nbformat.read(path, as_version=4)
+    break_it(broken)
+    nbformat.write(broken, path)
+    assert any(problem in p for p in check_notebook(path)), check_notebook(path)
+
+
+def test_every_notebook_stores_the_same_language_info_as_a_kernel_reports():
+    """JupyterLab writes the kernel's language_info into the notebook when the kernel starts, and
+    leaves the notebook unmodified only when it is equal (the browser test checks that in Lab)."""
+    from ipykernel.ipkernel import IPythonKernel
+
+    stored = {json.dumps(json.loads(path.read_text())["metadata"]["language_info"], sort_keys=True)
+              for path in [*NOTEBOOKS, TEMPLATE]}
+    assert len(stored) == 1, "one Python version across the course's notebooks"
+    reported = dict(IPythonKernel.language_info)
+    info = json.loads(stored.pop())
+    assert set(info) == set(reported)
+    assert {k: v for k, v in info.items() if k != "version"} == {k: v for k, v in reported.items() if k != "version"}

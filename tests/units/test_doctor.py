@@ -222,3 +222,10 @@ def test_a_dashboard_that_only_says_dask_needs_bokeh_fails(monkeypatch):
     finally:
         server.shutdown()
     assert check.status == doctor.FAIL and "bokeh" in check.detail and "bokeh" in check.fix
+
+
+def test_the_notebook_table_shows_every_fix_in_full():
+    """A DataFrame's display cuts text at 50 characters with an ellipsis; the fix must be whole."""
+    fix = "free some space, choose a smaller COURSE_SCALE, or set COURSE_DATA_DIR to a bigger disk"
+    html = doctor.as_table([doctor.Check("disk", doctor.FAIL, "x" * 80, fix)])._repr_html_()  # what Jupyter shows
+    assert fix in html and "x" * 80 in html and "..." not in html
