@@ -18,10 +18,15 @@ export COURSE_SCALE ?= small
 LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # The URL JupyterLab prints (and opens, where a browser exists) lands on this notebook.
 FIRST_NOTEBOOK := notebooks/00_environment_check.ipynb
+# Each install step prints one line with its time (tools/install_step.sh). setuptools' warning about an
+# editable install of a package in the working directory is about exactly the layout the course wants
+# (`utils/` is the package), so it is filtered out by its message.
+STEP := PYTHONWARNINGS="ignore:Editable installation" tools/install_step.sh
 
-.PHONY: lab test test-quick test-gpu-sim test-external doctor data venv lint format-notebooks course-index constraints benchmark benchmark-full gpu-check clean-data
+.PHONY: lab test test-quick test-gpu-sim test-external doctor data venv lint format-notebooks course-index constraints benchmark benchmark-full gpu-check clean-data progress
 
 lab: $(STAMP) data  ## set up, generate the default data, start JupyterLab on the course
+	$(BIN)/python -m tools.lab_setup
 	DASK_CONFIG="$(CURDIR)/binder/dask" $(BIN)/jupyter lab $(LAB_ROOT) --notebook-dir=. --LabApp.default_url=/lab/tree/$(FIRST_NOTEBOOK)
 
 test: $(STAMP)  ## the whole test suite: unit tests, every notebook under nbval (tiny scale), the external-cluster pass, the GPU-mode passes on 1 and 2 simulated GPUs
@@ -45,22 +50,25 @@ venv: $(STAMP)
 ifneq ($(strip $(CONDA_ENV)),)
 $(STAMP): pyproject.toml  # the conda environment brings the libraries; add the course package and kernel
 	$(BIN)/python -c 'import sys; sys.exit("error: Python >= 3.11 needed, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
-	$(BIN)/python -m pip install --quiet --no-deps -e .
-	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)" >/dev/null
+	$(STEP) "installing the course package (utils)" $(BIN)/python -m pip install --quiet --no-deps -e .
+	$(STEP) "installing the course kernel" $(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)"
 	touch $(STAMP)
 else
 $(STAMP): requirements.txt constraints.txt pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit("error: Python >= 3.11 needed, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
-	$(BIN)/python -m pip install --quiet --no-deps -e .
-	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)" >/dev/null
+	$(STEP) "creating $(VENV)" $(PYTHON) -m venv $(VENV)
+	$(STEP) "upgrading pip" $(BIN)/python -m pip install --quiet --upgrade pip
+	$(STEP) "installing the pinned libraries (requirements.txt: the longest step)" $(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
+	$(STEP) "installing the course package (utils)" $(BIN)/python -m pip install --quiet --no-deps -e .
+	$(STEP) "installing the course kernel" $(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)"
 	touch $(STAMP)
 endif
 
 doctor: $(STAMP)  ## readiness check, one OK/WARN/FAIL line each: versions, hardware, disk and memory for $$COURSE_SCALE, a cluster, its dashboard
 	$(BIN)/python -m utils.doctor
+
+progress: $(STAMP)  ## your exercises per notebook: right, wrong, not attempted, what to revisit (python -m utils.progress)
+	$(BIN)/python -m utils.progress
 
 data: $(STAMP)  ## generate the dataset for $$COURSE_SCALE (default: small, 10 M rows)
 	$(BIN)/python -m utils.datagen --scale $(COURSE_SCALE)
@@ -93,5 +101,6 @@ constraints:
 	@test -z "$(strip $(CONDA_ENV))" || { echo "error: constraints.txt pins the CPU .venv; run make constraints outside the conda environment (conda deactivate)" >&2; exit 2; }
 	$(BIN)/python -m pip freeze --exclude-editable | sed '1i # Full pin set of the CPU environment (pip freeze of requirements.txt on Python 3.11, Linux x86_64).\n# Regenerate with: make constraints' > constraints.txt
 
-clean-data:  ## delete generated datasets, temporaries and notebook scratch copies in $$COURSE_DATA_DIR (default data/)
-	cd "$${COURSE_DATA_DIR:-data}" 2>/dev/null || exit 0; rm -rf transactions-* .transactions-* scratch parquet-copy-*
+clean-data:  ## delete generated datasets, temporaries and notebook scratch copies in $$COURSE_DATA_DIR (default data/); keeps your exercise progress
+	cd "$${COURSE_DATA_DIR:-data}" 2>/dev/null || exit 0; rm -rf transactions-* .transactions-* parquet-copy-*; \
+	  if [ -d scratch ]; then find scratch -mindepth 1 -maxdepth 1 ! -name 'progress.jsonl' ! -name 'progress.id' -exec rm -rf {} +; rmdir scratch 2>/dev/null || true; fi

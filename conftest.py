@@ -1,8 +1,11 @@
-"""Test-wide settings: the tiny data scale, quiet Dask, and GPU tests skipped where no GPU is."""
+"""Test-wide settings: the tiny data scale, quiet Dask, a progress file of the run's own, and GPU
+tests skipped where no GPU is."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -10,6 +13,24 @@ import pytest
 os.environ.setdefault("COURSE_SCALE", "tiny")
 os.environ.setdefault("DASK_DISTRIBUTED__LOGGING__DISTRIBUTED", "error")
 os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # a debugger warning in kernels
+_progress_dir: str | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The checks that the notebooks and tests run record into a temporary progress file, never into
+    the learner's (``utils.progress``); a ``COURSE_PROGRESS_FILE`` set by the caller is kept, so a run
+    can be inspected. Kernels and pytest-xdist workers inherit it."""
+    from utils.progress.store import PROGRESS_ENV_VAR  # after the settings above: it imports Dask
+
+    global _progress_dir
+    if not os.environ.get(PROGRESS_ENV_VAR):
+        _progress_dir = tempfile.mkdtemp(prefix="course-progress-")
+        os.environ[PROGRESS_ENV_VAR] = os.path.join(_progress_dir, "progress.jsonl")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _progress_dir is not None:
+        shutil.rmtree(_progress_dir, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -23,6 +23,7 @@ source the tests execute), and a check cell that calls ``checks.grade(...)``.
 from __future__ import annotations
 
 import argparse
+import platform
 import re
 import sys
 from dataclasses import dataclass
@@ -41,14 +42,28 @@ QUESTION_COUNT = re.compile(r"\b(\d+) questions\b")  # the review's header: "ans
 REVIEW_SECTION = re.compile(r"^## (\d+ · \S.*|Your score|What's next)$")
 HEADER_SECTIONS = ("**Overview.**", "**Prerequisites.**", "**Time.**", "**Exam domains.**")
 FOOTER_SECTIONS = ("## Summary", "## Review questions", "## What's next")
+# The last cell of a lesson: the cluster stays up after Run All (the dashboard link, the Dask sidebar
+# and the exercises need it), and closing it is the learner's explicit step.
+CLOSING_HEADING = "## When you are done"
+CLOSING_CELL = f"""{CLOSING_HEADING}
+
+The cluster keeps running after Run All, so the dashboard link at the top, the Dask sidebar and
+your exercises still have it. When you have finished, close it (shutting the kernel down,
+*Kernel → Shut Down Kernel*, stops it too):
+
+```python
+utils.shutdown(client)
+```"""
 TITLE = re.compile(r"^# (\d\d|NN) · \S.*")
-SECTION = re.compile(r"^## (\d+ · \S.*|Exercises|Summary|Review questions|What's next)$")
+SECTION = re.compile(r"^## (\d+ · \S.*|Exercises|Summary|Review questions|What's next|When you are done)$")
 EXERCISE_HEADING = re.compile(r"^### Exercise \d+ · \S.*")
 SOLUTION = re.compile(r"<details>\s*<summary>\s*Solution.*?</summary>.*?```python\n(.*?)```", re.S)
 # What `make lab` installs (Makefile: ipykernel install --name python3 --display-name ...).
 KERNELSPEC = {"display_name": "Python 3 (course)", "language": "python", "name": "python3"}
-# Everything the kernel reports about its language except the Python version, which a
-# different patch release would rewrite on save.
+# What the course kernel (ipykernel) reports about its language, which JupyterLab writes into the
+# notebook when the kernel starts; plus "version", the kernel's Python version. Lab leaves the
+# metadata alone (and the notebook unmodified) only when all of it is equal, so it is stored whole;
+# `make lab` (tools.lab_setup) sets the version to the learner's kernel before Lab opens anything.
 LANGUAGE_INFO = {
     "codemirror_mode": {"name": "ipython", "version": 3},
     "file_extension": ".py",
@@ -57,6 +72,7 @@ LANGUAGE_INFO = {
     "nbconvert_exporter": "python",
     "pygments_lexer": "ipython3",
 }
+PYTHON_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 FORBIDDEN = (
     (re.compile(r"sys\.path"), "manipulates sys.path (import the installed `utils` instead)"),
     (re.compile(r"^(import|from) (cudf|dask_cudf)\b", re.M), "imports cudf at top level (guard it)"),
@@ -140,8 +156,10 @@ def _check_metadata(nb) -> list[str]:
         problems.append("cells without ids (run --fix)")
     if dict(nb.metadata.get("kernelspec", {})) != KERNELSPEC:
         problems.append(f"kernelspec {dict(nb.metadata.get('kernelspec', {}))} is not the course kernel {KERNELSPEC}")
-    if dict(nb.metadata.get("language_info", {})) != LANGUAGE_INFO:
-        problems.append("language_info differs from the course's (no Python version; run --fix)")
+    info = dict(nb.metadata.get("language_info", {}))
+    version = info.pop("version", None)
+    if info != LANGUAGE_INFO or not isinstance(version, str) or not PYTHON_VERSION.match(version):
+        problems.append("language_info differs from what the course kernel reports (run --fix)")
     return problems
 
 
@@ -191,9 +209,14 @@ def _check_footer(cells) -> list[str]:
         positions.append(hits[0] if hits else -1)
     if all(p >= 0 for p in positions) and positions != sorted(positions):
         problems.append("footer sections must come in the order Summary, Review questions, What's next")
-    code = [c for c in cells if c.cell_type == "code"]
-    if not code or "shutdown(" not in source(code[-1]):
-        problems.append("last code cell must close the cluster (utils.shutdown(client))")
+    last = cells[-1] if cells else None
+    if last is None or last.cell_type != "markdown" or not source(last).startswith(CLOSING_HEADING):
+        problems.append(f"the last cell must be the markdown '{CLOSING_HEADING}' (tools.notebook_format.CLOSING_CELL)")
+    elif "utils.shutdown(client)" not in source(last):
+        problems.append(f"'{CLOSING_HEADING}' must show how to close the cluster: utils.shutdown(client)")
+    after_next = [i for i, text in enumerate(source(c) for c in cells) if text.startswith("## What's next")]
+    if after_next and any(c.cell_type == "code" for c in cells[after_next[-1]:]):
+        problems.append("no code cell after What's next: Run All must leave the cluster running for the exercises")
     return problems
 
 
@@ -250,7 +273,7 @@ def check_review(path: Path, cells, bank=None) -> list[str]:
         problems.append("second cell must be the setup cell creating quiz = review.Quiz()")
     shown: list[tuple[str, str]] = []  # (section heading, question id), in notebook order
     answered: list[str] = []
-    heading, score_at, last_answer, footer = "", None, -1, {}
+    heading, score_at, last_answer, footer, progress_at = "", None, -1, {}, []
     for i, cell in enumerate(cells):
         src = source(cell).strip()
         if cell.cell_type == "markdown":
@@ -284,8 +307,11 @@ def check_review(path: Path, cells, bank=None) -> list[str]:
             last_answer = i
         elif src == "quiz.score()":
             score_at = i
+        elif src == "quiz.progress()":  # the exercises' progress (utils.progress) beside the score
+            progress_at.append(i)
         else:
-            problems.append(f"cell {i}: a review code cell is quiz.ask(id), quiz.answer(id, \"\") or quiz.score(); "
+            problems.append(f"cell {i}: a review code cell is quiz.ask(id), quiz.answer(id, \"\"), quiz.score() "
+                            "or quiz.progress(); "
                             f"found {src.splitlines()[0] if src else 'an empty cell'!r}")
     problems += _check_review_coverage(bank, shown, answered)
     said = QUESTION_COUNT.search(source(cells[0]))
@@ -297,6 +323,8 @@ def check_review(path: Path, cells, bank=None) -> list[str]:
         problems.append("quiz.score() must come after every answer, under '## Your score'")
     if "What's next" not in footer or (score_at is not None and footer["What's next"] < score_at):
         problems.append("missing a '## What's next' section after the score")
+    if len(progress_at) > 1 or (progress_at and (score_at is None or progress_at[0] != score_at + 1)):
+        problems.append("quiz.progress() may come once, as the cell right after quiz.score()")
     return problems
 
 
@@ -327,7 +355,10 @@ def fix_notebook(path: Path, keep_checked_outputs: bool = True) -> None:
     """Strip outputs (except checked cells), execution counts and volatile metadata; add cell ids."""
     nb = nbformat.read(path, as_version=4)
     nb.nbformat, nb.nbformat_minor = 4, 5
-    nb.metadata = {"kernelspec": dict(KERNELSPEC), "language_info": dict(LANGUAGE_INFO)}
+    version = nb.metadata.get("language_info", {}).get("version")
+    if not isinstance(version, str) or not PYTHON_VERSION.match(version):
+        version = platform.python_version()
+    nb.metadata = {"kernelspec": dict(KERNELSPEC), "language_info": {**LANGUAGE_INFO, "version": version}}
     count = 0
     for cell in nb.cells:
         if "id" not in cell:

@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING
 
 from utils.backend import current_backend
 from utils.datagen.build import ensure_generated
-from utils.datagen.manifest import MANIFEST_NAME, WORLD_FORMAT, file_problems, read_manifest, regenerate_command
+from utils.datagen.manifest import (
+    MANIFEST_NAME,
+    REPO_ROOT,
+    WORLD_FORMAT,
+    default_data_dir,
+    file_problems,
+    read_manifest,
+    regenerate_command,
+)
 
 if TYPE_CHECKING:  # pandas is imported by the methods that read ground truth
     import pandas as pd
@@ -39,6 +47,19 @@ CSV_COLUMNS = ("transaction_id", "customer_id", TIMESTAMP_COLUMN, "store_id", "p
 PANDAS_FAST_CSV = {"engine": "pyarrow"}
 # Keys ``Dataset.totals_by`` groups by: the ground-truth cube's axes, plus the quarter of a month.
 TOTALS_KEYS = ("month", "quarter", "segment", "region", "store_id", "product_category")
+
+
+def scratch_root(data_dir: Path | None = None) -> Path:
+    """A learner's own writable folder: ``$COURSE_SCRATCH_DIR``, else ``<data dir>/scratch`` (``data_dir``,
+    default ``default_data_dir()``). The one rule for the notebooks' throw-away copies and the exercise
+    progress (``utils.progress``), so a room that shares one read-only data folder moves both with one
+    variable. A relative ``$COURSE_SCRATCH_DIR`` is taken relative to the repository root, as
+    ``$COURSE_DATA_DIR`` is: notebooks run in ``notebooks/`` and the commands in the root. Creates nothing."""
+    env = os.environ.get(SCRATCH_ENV_VAR, "").strip()
+    if env:
+        path = Path(env).expanduser()
+        return path if path.is_absolute() else Path(os.path.normpath(REPO_ROOT / path))
+    return (default_data_dir() if data_dir is None else data_dir) / SCRATCH_NAME
 
 
 class Dataset:
@@ -165,12 +186,12 @@ class Dataset:
 
     @property
     def scratch_dir(self) -> Path:
-        """``<data dir>/scratch``: the one place notebooks write throw-away copies (created on
-        access; ``make clean-data`` removes it). Overwrite a fixed subfolder rather than adding new ones.
+        """``<data dir>/scratch`` (``scratch_root``): the one place notebooks write throw-away copies
+        (created on access; ``make clean-data`` empties it but keeps the exercise progress). Overwrite
+        a fixed subfolder rather than adding new ones.
         ``$COURSE_SCRATCH_DIR`` replaces it: a room that shares one read-only data folder gives each
         learner a folder of their own, so nobody overwrites anybody's copies."""
-        env = os.environ.get(SCRATCH_ENV_VAR, "").strip()
-        scratch = Path(env).expanduser() if env else self.path.parent / SCRATCH_NAME
+        scratch = scratch_root(self.path.parent)
         try:
             scratch.mkdir(parents=True, exist_ok=True)
             if not os.access(scratch, os.W_OK):

@@ -9,7 +9,7 @@ other one is wrong, with outdated spellings marked as such.
 Notebook 09 shows a question with ``quiz.ask(id)`` and grades the learner's letter(s) with
 ``quiz.answer(id, "b")``. The answer cells ship with an empty answer, so Run All never answers
 for the learner; ``quiz.score()`` then reports per topic what is right, what is not answered yet,
-and which sections to revisit.
+and which sections to revisit, and ``quiz.progress()`` the notebooks' exercises beside it.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from typing import Any
 
 import pandas as pd
 import yaml
+
+from utils.progress.report import show as show_progress
 
 BANK_NAME = "review_bank.yaml"
 NOT_ANSWERED = "not answered yet"
@@ -334,6 +336,11 @@ class Quiz:
         table = pd.DataFrame(rows).set_index("topic")
         print(self._summary(table))
         return table
+
+    def progress(self) -> pd.DataFrame:
+        """The exercises of notebooks 00-08 beside the review's score: right, wrong and not attempted
+        per notebook, and what to revisit, from the outcomes the checks recorded (``utils.progress``)."""
+        return show_progress()
 
     def _summary(self, table: pd.DataFrame) -> str:
         answered, right, total = table["answered"].sum(), table["right"].sum(), table["questions"].sum()

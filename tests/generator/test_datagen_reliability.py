@@ -413,6 +413,12 @@ def test_make_clean_data_removes_datasets_temporaries_and_scratch(tmp_path):
                           env={**os.environ, "COURSE_DATA_DIR": str(tmp_path)}, timeout=60)
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md", "keep-me"]
+    (tmp_path / "scratch" / "copy").mkdir(parents=True)
+    (tmp_path / "scratch" / "progress.jsonl").write_text("{}\n")  # the learner's exercise progress stays
+    done = subprocess.run(["make", "-s", "clean-data"], cwd=REPO_ROOT, capture_output=True, text=True,
+                          env={**os.environ, "COURSE_DATA_DIR": str(tmp_path)}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (tmp_path / "scratch").iterdir()) == ["progress.jsonl"]
 
 
 def test_generated_data_and_scratch_are_git_ignored():

@@ -121,6 +121,18 @@ def test_grade_without_an_answer_says_not_attempted_and_does_not_raise(tiny_data
     )
 
 
+def test_grade_on_a_closed_cluster_says_so_in_one_line(tiny_dataset):
+    """After utils.shutdown(client) an exercise would compute without the cluster its prompt names."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0") as cluster:
+        client = Client(cluster)
+        client.close()
+    answer = 1  # noqa: F841 (read by name)
+    with pytest.raises(CheckFailed, match=r"^the cluster this exercise runs on was closed .*setup cell again"):
+        checks.grade("answer", checks.check_cluster_facts, client)
+
+
 def test_grade_passes_a_wrong_answers_failure_through(totals, tiny_dataset):
     wrong = totals * 2  # noqa: F841 (read by name)
     with pytest.raises(CheckFailed, match="values off"):

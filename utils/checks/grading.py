@@ -17,9 +17,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from distributed import Client
 
 from utils.backend import to_pandas
 from utils.dataset import Dataset
+from utils.progress.record import record_outcome
+from utils.progress.store import NOT_ATTEMPTED as NOT_ATTEMPTED_OUTCOME
+from utils.progress.store import RIGHT, WRONG
 
 DEFAULT_ATOL = 0.005  # half a cent
 
@@ -40,20 +44,37 @@ def grade(names: str, check: Callable[..., None], *args: Any, **kwargs: Any) -> 
     The variables are read from the calling cell's namespace, so a learner who has not written
     an answer gets one line saying what to define, and Run All continues. When the check fails
     on a dataset that was changed after generation, the message blames the data, not the answer.
+    Each outcome is also recorded in the learner's progress file (``utils.progress``), which never
+    changes what is printed or raised.
     """
     wanted = [name.strip() for name in names.split(",")]
     caller = inspect.currentframe().f_back
     namespace = {**caller.f_globals, **caller.f_locals}  # a notebook cell's names are its globals
+    check_name = getattr(check, "__name__", type(check).__name__)
+    session = namespace.get("__session__") if isinstance(namespace.get("__session__"), str) else None
     missing = [name for name in wanted if namespace.get(name, ...) is ...]
     if missing:
         shown = ", ".join(f"`{name}`" for name in missing)
         print(f"{NOT_ATTEMPTED}: define {shown} in the exercise cell above, then run this cell again")
+        record_outcome(wanted, check_name, NOT_ATTEMPTED_OUTCOME, session=session)
         return
+    closed = [value for value in (*args, *kwargs.values()) if isinstance(value, Client) and value.status != "running"]
+    if closed:
+        raise CheckFailed(
+            "the cluster this exercise runs on was closed (utils.shutdown(client)); run the notebook's setup "
+            "cell again to start it, then your answer and this cell"
+        )
     try:
-        check(*(namespace[name] for name in wanted), *args, **kwargs)
-    except CheckFailed as failure:
-        blame_changed_data(failure, [*args, *kwargs.values()])
+        try:
+            check(*(namespace[name] for name in wanted), *args, **kwargs)
+        except CheckFailed as failure:
+            blame_changed_data(failure, [*args, *kwargs.values()])
+            raise
+    except Exception as error:  # recorded as it reaches the learner (after blame_changed_data), then raised
+        reason = str(error) if isinstance(error, CheckFailed) else f"the check raised {type(error).__name__}: {error}"
+        record_outcome(wanted, check_name, WRONG, reason, session=session)
         raise
+    record_outcome(wanted, check_name, RIGHT, session=session)
 
 
 def blame_changed_data(failure: BaseException, arguments: list[Any]) -> None:

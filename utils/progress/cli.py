@@ -1,0 +1,82 @@
+"""``python -m utils.progress``: the learner's table, the export, the instructor's room summary, reset.
+
+    python -m utils.progress                   # or: show; `make progress`
+    python -m utils.progress export [--name NAME] [--out DIR]
+    python -m utils.progress collect DIR [--out DIR]
+    python -m utils.progress reset
+
+Bad arguments and failures (a folder that does not exist or cannot be written) end in one
+``error: ...`` line on stderr and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from utils.progress.report import show
+from utils.progress.room import collect, room_text, write_export, write_room
+from utils.progress.store import clear, progress_file
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """Bad arguments: one ``error: ...`` line and exit 2, without the usage block."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {message}\n")
+
+
+def _folder(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty; give a folder")
+    return Path(text).expanduser()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _OneLineParser(prog="python -m utils.progress",
+                            description="Exercise progress, recorded locally by the notebooks' checks.")
+    commands = parser.add_subparsers(dest="command", metavar="{show,export,collect,reset}")
+    commands.add_parser("show", help="the table per notebook: right, wrong, not attempted, what to revisit (default)")
+    export = commands.add_parser("export", help="write one anonymous summary file for the instructor")
+    export.add_argument("--name", help="a name to show the instructor (left out: anonymous)")
+    export.add_argument("--out", type=_folder, help="folder to write it to (default: the progress file's folder)")
+    room = commands.add_parser("collect", help="merge a folder of exports into a room table and chart")
+    room.add_argument("folder", type=_folder, help="the folder of the learners' exports (*.json)")
+    room.add_argument("--out", type=_folder, help="where the CSV and PNG go (default: that folder)")
+    commands.add_parser("reset", help="forget every recorded outcome of this learner")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command in (None, "show"):
+            with pd.option_context("display.width", 200, "display.max_columns", None, "display.max_colwidth", 60):
+                print(show().to_string())
+        elif args.command == "export":
+            out = args.out or progress_file().parent
+            if args.out is None:
+                out.mkdir(parents=True, exist_ok=True)
+            elif not out.is_dir():
+                raise OSError(f"{out} is not a folder")
+            print(f"wrote {write_export(out, args.name)}: hand this file to your instructor")
+        elif args.command == "collect":
+            if not args.folder.is_dir():
+                raise OSError(f"{args.folder} is not a folder")
+            room = collect(args.folder)
+            for line in room.skipped:
+                print(f"skipped {line}", file=sys.stderr)
+            if room.learners.empty:
+                raise ValueError(f"no progress exports (*.json) in {args.folder}")
+            print(room_text(room))
+            written = write_room(room, args.out or args.folder)
+            print("wrote " + ", ".join(str(path) for path in written))
+        else:
+            print(f"forgot {clear()} recorded outcomes ({progress_file()})")
+    except (OSError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0

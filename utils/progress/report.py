@@ -1,0 +1,93 @@
+"""The learner's own view: each exercise's latest outcome, and a table per notebook.
+
+An exercise counts as right or wrong by its latest graded attempt. A later "not attempted" (the
+check run again after the answer cell was emptied, e.g. in a fresh copy of the notebook) does not
+erase an attempt: the table says what the learner has done, not what the last Run All saw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from utils.progress.catalogue import Exercise, course_exercises, find_exercise
+from utils.progress.store import NOT_ATTEMPTED, OUTCOMES, RIGHT, WRONG, progress_file, read_records
+
+UNKNOWN_NOTEBOOK = "unknown notebook"
+EXERCISE_COLUMNS = ["notebook", "exercise", "outcome", "time", "revisit", "reason"]
+NOTEBOOK_COLUMNS = ["exercises", RIGHT, WRONG, NOT_ATTEMPTED, "revisit"]
+
+
+def latest_outcomes(records: Sequence[dict[str, Any]], exercises: Sequence[Exercise]) -> pd.DataFrame:
+    """One row per course exercise (course order), then one per recorded exercise the course's
+    notebooks do not have (a renamed check, a notebook of the learner's own)."""
+    known = {(exercise.notebook, exercise.key): exercise for exercise in exercises}
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for record in records:
+        exercise = known.get((record.get("notebook"), record["key"])) or find_exercise(
+            record["key"], record.get("notebook"), exercises)
+        target = (exercise.notebook, exercise.key) if exercise else (record.get("notebook") or UNKNOWN_NOTEBOOK,
+                                                                      record["key"])
+        if record["outcome"] != NOT_ATTEMPTED or target not in latest:
+            latest[target] = record
+    rows = []
+    for target in [*known, *(t for t in latest if t not in known)]:
+        exercise, record = known.get(target), latest.get(target, {})
+        outcome = record.get("outcome", NOT_ATTEMPTED)
+        rows.append({
+            "notebook": target[0],
+            "exercise": exercise.title if exercise else record.get("exercise") or target[1],
+            "outcome": outcome,
+            "time": record.get("time") or "",
+            "revisit": (exercise.revisit if exercise else target[0]) if outcome == WRONG else "",
+            "reason": (record.get("reason") or "") if outcome == WRONG else "",
+            "section": exercise.revisit_section if exercise else "",
+        })
+    return pd.DataFrame(rows, columns=[*EXERCISE_COLUMNS, "section"])
+
+
+def per_notebook(table: pd.DataFrame) -> pd.DataFrame:
+    """Exercises right, wrong and not attempted per notebook, and the sections to revisit."""
+    rows = []
+    for notebook, group in table.groupby("notebook", sort=False):
+        counts = group["outcome"].value_counts()
+        rows.append({
+            "notebook": notebook,
+            "exercises": len(group),
+            **{outcome: int(counts.get(outcome, 0)) for outcome in OUTCOMES},
+            "revisit": ", ".join(dict.fromkeys(r for r in group["revisit"] if r)),
+        })
+    return pd.DataFrame(rows, columns=["notebook", *NOTEBOOK_COLUMNS]).set_index("notebook")
+
+
+def summary_text(table: pd.DataFrame, path: Path) -> str:
+    """The totals, and for each wrong exercise where to read again and why it was wrong."""
+    counts = table["outcome"].value_counts()
+    if not (table["time"] != "").any():
+        return f"no exercise graded yet (nothing recorded in {path}): run an exercise's check cell, then this again"
+    lines = [f"{counts.get(RIGHT, 0)} of {len(table)} exercises right, {counts.get(WRONG, 0)} wrong, "
+             f"{counts.get(NOT_ATTEMPTED, 0)} not attempted (recorded in {path})"]
+    wrong = table[table["outcome"] == WRONG]
+    if len(wrong):
+        lines.append("Revisit:")
+        lines += [f"  {row.notebook}, {row.exercise}: {row.reason or 'wrong'}"
+                  + (f" → revisit section {row.section}" if row.section else "") for row in wrong.itertuples()]
+    return "\n".join(lines)
+
+
+def progress_table(path: Path | None = None, notebooks: Path | None = None) -> pd.DataFrame:
+    """Each exercise's latest outcome from the progress file (default: this learner's)."""
+    path = progress_file() if path is None else path
+    return latest_outcomes(read_records(path), course_exercises(notebooks))
+
+
+def show(path: Path | None = None, notebooks: Path | None = None) -> pd.DataFrame:
+    """Print the totals and what to revisit; return the table per notebook (``make progress``,
+    and notebook 09 beside the review's own score)."""
+    path = progress_file() if path is None else path
+    table = progress_table(path, notebooks)
+    print(summary_text(table, path))
+    return per_notebook(table)
