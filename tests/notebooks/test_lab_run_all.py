@@ -34,7 +34,10 @@ pytestmark = pytest.mark.skipif(unavailable() is not None, reason=f"no headless 
 
 
 def _kernel_idle(page, timeout_s: float = 120) -> None:
-    page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]').first.wait_for(timeout=timeout_s * 1000)
+    visible = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the open tab's toolbar, not a hidden tab's
+    page.locator(f'{visible} .jp-Notebook-ExecutionIndicator[data-status="idle"]').first.wait_for(
+        timeout=timeout_s * 1000
+    )
 
 
 def _dirty_tabs(page) -> list[str]:
