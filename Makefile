@@ -50,17 +50,17 @@ venv: $(STAMP)
 ifneq ($(strip $(CONDA_ENV)),)
 $(STAMP): pyproject.toml  # the conda environment brings the libraries; add the course package and kernel
 	$(BIN)/python -c 'import sys; sys.exit("error: Python >= 3.11 needed, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
-	$(STEP) "installing the course package (utils)" $(BIN)/python -m pip install --quiet --no-deps -e .
-	$(STEP) "installing the course kernel" $(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)"
+	@$(STEP) "installing the course package (utils)" $(BIN)/python -m pip install --quiet --no-deps -e .
+	@$(STEP) "installing the course kernel" $(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)"
 	touch $(STAMP)
 else
 $(STAMP): requirements.txt constraints.txt pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit("error: Python >= 3.11 needed, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
-	$(STEP) "creating $(VENV)" $(PYTHON) -m venv $(VENV)
-	$(STEP) "upgrading pip" $(BIN)/python -m pip install --quiet --upgrade pip
-	$(STEP) "installing the pinned libraries (requirements.txt: the longest step)" $(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
-	$(STEP) "installing the course package (utils)" $(BIN)/python -m pip install --quiet --no-deps -e .
-	$(STEP) "installing the course kernel" $(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)"
+	@$(STEP) "creating $(VENV)" $(PYTHON) -m venv $(VENV)
+	@$(STEP) "upgrading pip" $(BIN)/python -m pip install --quiet --upgrade pip
+	@$(STEP) "installing the pinned libraries (requirements.txt: the longest step)" $(BIN)/python -m pip install --quiet -r requirements.txt -c constraints.txt
+	@$(STEP) "installing the course package (utils)" $(BIN)/python -m pip install --quiet --no-deps -e .
+	@$(STEP) "installing the course kernel" $(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)"
 	touch $(STAMP)
 endif
 
