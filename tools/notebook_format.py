@@ -18,6 +18,10 @@ An exercise is four cells: a markdown prompt, a code cell holding only ``# Your 
 comments (so Run All never writes an answer for the learner), a markdown cell with the solution
 in a collapsed ``<details>`` block (one click away, never executed by Run All, and the single
 source the tests execute), and a check cell that calls ``checks.grade(...)``.
+
+A lesson's reading must fit its teaching minutes: at most ``MAX_OPEN_WORDS`` words of markdown
+outside collapsed ``<details>`` blocks; reference detail goes into
+``<details><summary>Going further: ...</summary>`` blocks.
 """
 
 from __future__ import annotations
@@ -54,6 +58,10 @@ your exercises still have it. When you have finished, close it (shutting the ker
 ```python
 utils.shutdown(client)
 ```"""
+# A lesson's reading must fit its teaching minutes: reference detail goes into collapsed
+# "Going further" blocks (<details><summary>Going further: ...</summary> ... </details>).
+MAX_OPEN_WORDS = 3000
+DETAILS = re.compile(r"<details>.*?</details>", re.S)
 TITLE = re.compile(r"^# (\d\d|NN) · \S.*")
 SECTION = re.compile(r"^## (\d+ · \S.*|Exercises|Summary|Review questions|What's next|When you are done)$")
 EXERCISE_HEADING = re.compile(r"^### Exercise \d+ · \S.*")
@@ -145,7 +153,22 @@ def check_notebook(path: Path) -> list[str]:
     problems += _check_headings(cells)
     problems += _check_footer(cells)
     problems += _check_code_cells(cells)
+    if path.name != TEMPLATE_NAME:
+        problems += _check_reading(cells)
     return [f"{path.name}: {p}" for p in problems]
+
+
+def open_words(cells) -> int:
+    """Words of markdown a learner reads without opening a collapsed ``<details>`` block."""
+    return sum(len(re.findall(r"\S+", DETAILS.sub("", source(c)))) for c in cells if c.cell_type == "markdown")
+
+
+def _check_reading(cells) -> list[str]:
+    words = open_words(cells)
+    if words > MAX_OPEN_WORDS:
+        return [f"{words} words of markdown outside collapsed <details> blocks (at most {MAX_OPEN_WORDS}: "
+                "move reference detail into a 'Going further' block)"]
+    return []
 
 
 def _check_metadata(nb) -> list[str]:

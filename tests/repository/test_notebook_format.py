@@ -10,7 +10,16 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools.notebook_format import CLOSING_CELL, KERNELSPEC, check_notebook, exercises, fix_notebook, solution_markdown
+from tools.notebook_format import (
+    CLOSING_CELL,
+    KERNELSPEC,
+    MAX_OPEN_WORDS,
+    check_notebook,
+    exercises,
+    fix_notebook,
+    open_words,
+    solution_markdown,
+)
 from utils.datagen.manifest import REPO_ROOT
 from utils.review import load_bank
 
@@ -121,6 +130,31 @@ def test_checker_reports_a_foreign_kernelspec(tmp_path):
     problems = check_notebook(path)
     assert any("is not the course kernel" in p for p in problems), problems
     assert any("language_info" in p for p in problems), problems
+
+
+def _with_open_words(words: int) -> nbformat.NotebookNode:
+    """The conforming notebook with one more markdown cell that brings its open reading to `words`,
+    plus a collapsed 'Going further' block whose words do not count."""
+    nb = _conforming()
+    missing = words - open_words(nb.cells)
+    going_further = "<details><summary>Going further: more</summary>\n\n" + "detail " * 500 + "\n\n</details>"
+    nb.cells.insert(6, nbformat.v4.new_markdown_cell(" ".join(["word"] * missing) + "\n\n" + going_further))
+    assert open_words(nb.cells) == words
+    return nb
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_checker_limits_the_open_reading_of_a_lesson(tmp_path, extra):
+    """Reading fits the teaching minutes: at most MAX_OPEN_WORDS words outside collapsed blocks."""
+    path = _write(_with_open_words(MAX_OPEN_WORDS + extra), tmp_path)
+    problems = check_notebook(path)
+    reported = [p for p in problems if "outside collapsed <details> blocks" in p]
+    if extra:
+        assert reported == [f"07_example.ipynb: {MAX_OPEN_WORDS + 1} words of markdown outside collapsed "
+                            f"<details> blocks (at most {MAX_OPEN_WORDS}: move reference detail into a "
+                            "'Going further' block)"], problems
+    else:
+        assert problems == []
 
 
 def test_fix_strips_unchecked_outputs_only_and_adds_ids(tmp_path):
