@@ -36,7 +36,13 @@ from utils.checks.joins import (
     check_segment_quarter,
     check_top_customers_in_region,
 )
-from utils.checks.memory import check_partition_plan, check_persisted_within_budget, check_spilled
+from utils.checks.memory import (
+    check_partition_plan,
+    check_persisted_within_budget,
+    check_region_cents,
+    check_restarted_for_memory,
+    check_spilled,
+)
 from utils.checks.performance import (
     check_fast_pipeline,
     check_one_pass,
@@ -59,8 +65,9 @@ __all__ = [
     "check_beats_baselines", "check_cluster_facts", "check_cubes", "check_customer_quarter",
     "check_customer_totals", "check_daily_totals", "check_fast_pipeline", "check_filtered_mean",
     "check_grouped", "check_join_choice", "check_one_pass", "check_partition_plan",
-    "check_persisted_within_budget", "check_row_count", "check_scalar", "check_segment_quarter",
-    "check_spilled", "check_split_out_choice", "check_tasks_per_prefix", "check_tls_totals",
+    "check_persisted_within_budget", "check_region_cents", "check_restarted_for_memory", "check_row_count",
+    "check_scalar", "check_segment_quarter", "check_spilled", "check_split_out_choice", "check_tasks_per_prefix",
+    "check_tls_totals",
     "check_top_customers", "check_top_customers_in_region", "check_total_sales", "check_totals_after_loss",
     "compare_series", "compute_intervals_per_prefix", "grade",
 ]

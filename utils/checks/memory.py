@@ -1,5 +1,5 @@
 """Checks of memory: spilling that really happened, a partition plan in the GPU band, a persist
-that fits the workers' budget (notebook 05)."""
+that fits the workers' budget, a worker restarted for memory and the join that then fits (notebook 05)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ from typing import Any
 
 from distributed import futures_of
 
-from utils.checks.grading import CheckFailed, blames_changed_data, passed
+from utils.checks.grading import CheckFailed, as_series, blames_changed_data, compare_series, passed
 from utils.checks.totals import check_grouped
 from utils.datagen.sizes import human_bytes
 from utils.dataset import Dataset
+from utils.join_demo import region_cents
 from utils.memory import spilled_partitions, worker_memory
 from utils.partitions import GPU_BAND
 
@@ -69,3 +70,34 @@ def check_persisted_within_budget(slim: Any, totals: Any, client: Any, dataset: 
                           f"({human_bytes(budget)}); keep only the columns the question needs, with smaller dtypes")
     check_grouped(totals, dataset, ["store_id", "product_category"])
     passed(f"✓ {what}: {human_bytes(held)} held, within two thirds of the {human_bytes(budget)} budget")
+
+
+MEMORY_RESTART_EVENTS = "worker-restart-memory"  # the nanny's event topic (distributed/worker_memory.py)
+
+
+def memory_restarts(client: Any) -> int:
+    """How many times a nanny of ``client``'s cluster restarted its worker for memory, as the
+    scheduler recorded it."""
+    return len(client.get_events(MEMORY_RESTART_EVENTS))
+
+
+def check_restarted_for_memory(client: Any) -> None:
+    """The demonstration's failure was a worker restarted for memory, not something else: the
+    nanny's event says so. A demonstration in which nothing was restarted shows nothing."""
+    if memory_restarts(client) == 0:
+        raise CheckFailed("restart for memory: no nanny restarted its worker for memory, so the join fit after "
+                          "all; give the worker less memory_limit or the join more rows")
+    passed("✓ restart for memory: the nanny restarted the worker for memory, and the scheduler recorded it")
+
+
+def check_region_cents(result: Any, rows: int, client: Any) -> None:
+    """The join demonstration's total cents per region, exact, on a cluster where no worker was
+    restarted for memory (a result that needed restarts would hide the problem)."""
+    what = "cents per region"
+    yours = as_series(result, what, "cents")
+    message = compare_series(yours, region_cents(rows), what, "region", rtol=0, atol=0)
+    restarts = memory_restarts(client)
+    if restarts:
+        raise CheckFailed(f"{what}: right, but a worker was restarted for memory {restarts} time(s) on the way; "
+                          "use smaller partitions so that each task fits the worker")
+    passed(f"{message}, with no restart for memory")
