@@ -23,7 +23,7 @@ FIRST_NOTEBOOK := notebooks/00_environment_check.ipynb
 # (`utils/` is the package), so it is filtered out by its message.
 STEP := PYTHONWARNINGS="ignore:Editable installation" tools/install_step.sh
 
-.PHONY: lab test test-quick test-gpu-sim test-external doctor data venv lint format-notebooks course-index constraints benchmark benchmark-full gpu-check clean-data progress
+.PHONY: lab test test-quick test-gpu-sim test-external doctor data venv lint format-notebooks course-index constraints benchmark benchmark-full gpu-check clean-data progress site site-serve test-site
 
 lab: $(STAMP) data  ## set up, generate the default data, start JupyterLab on the course
 	$(BIN)/python -m tools.lab_setup
@@ -93,6 +93,21 @@ benchmark-full: $(BENCH_STAMP)  ## the full benchmark: 1 M, 10 M, 100 M rows (ab
 $(BENCH_STAMP): $(STAMP) requirements-bench.txt
 	$(BIN)/python -m pip install --quiet -r requirements-bench.txt -c constraints.txt
 	touch $(BENCH_STAMP)
+
+SITE_STAMP := $(dir $(STAMP)).site-installed
+
+site: $(SITE_STAMP)  ## the course site in build/site/html: every notebook executed (tiny scale, CPU backend), README and docs/ as pages; any warning or broken link fails it
+	$(BIN)/python -m tools.site build
+
+site-serve: $(STAMP)  ## show the built site on http://127.0.0.1:8000/ (this machine only; make site first)
+	$(BIN)/python -m tools.site serve
+
+test-site: $(SITE_STAMP)  ## the built site's tests: links and anchors, the landing page and notebook pages in headless Chromium (make site first)
+	COURSE_SITE_TESTS=1 $(BIN)/python -m pytest tests/site
+
+$(SITE_STAMP): $(STAMP) requirements-site.txt
+	@$(STEP) "installing the site's tools (requirements-site.txt)" $(BIN)/python -m pip install --quiet -r requirements-site.txt -c constraints.txt
+	touch $(SITE_STAMP)
 
 gpu-check: $(STAMP)  ## run the GPU tests (tests/gpu) and write reports/gpu-check.{md,json}
 	$(BIN)/python -m tools.gpu_check

@@ -1,0 +1,93 @@
+"""The built site in headless Chromium, as a learner opens it: the landing page's outline, and on
+notebook pages a rendered plot, a collapsed solution, the run label and the Binder launch button.
+Screenshots go to reports/site/ (git-ignored)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tools.course_index import INDEX, load_course
+from tools.site.labels import LABEL_CLASS
+from tools.site.layout import REPORTS_DIR, ROOT, binder_url, repository_url
+from tools.site.serve import serving
+from tools.site.toc import notebook_page
+from utils.snapshot import browser_page
+
+COURSE = load_course(ROOT / INDEX)
+SHOTS = REPORTS_DIR / "screenshots"
+TIMEOUT_MS = 30_000
+
+
+@pytest.fixture(scope="module")
+def browse(html) -> Iterator[tuple[str, Any]]:
+    """(base URL, page) of the site served on 127.0.0.1 for this module only."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with serving(html) as base, browser_page(viewport={"width": 1280, "height": 900}) as page:
+        yield base, page
+
+
+def _open(page: Any, url: str) -> None:
+    response = page.goto(url, timeout=TIMEOUT_MS, wait_until="load")
+    assert response is not None and response.status == 200, f"{url}: {response and response.status}"
+
+
+def test_the_landing_page_shows_the_outline_in_course_order(browse):
+    base, page = browse
+    _open(page, f"{base}/index.html")
+    rows = page.locator("section#the-course-at-a-glance table").first.locator("tbody tr")
+    titles = [rows.nth(i).locator("td").first.inner_text().strip() for i in range(rows.count())]
+    assert titles == [nb.label for nb in COURSE.notebooks]
+    minutes = rows.nth(0).locator("td").last.inner_text().strip()
+    first = COURSE.notebooks[0]
+    assert minutes == f"{first.teaching} + {first.exercises}"
+    body = page.locator("article").inner_text()
+    assert "make lab" in body and "make test" in body, "the two commands"
+    assert "Who it is for" in body
+    sidebar = page.locator("nav.bd-links").inner_text()
+    positions = [sidebar.find(nb.label) for nb in COURSE.notebooks]
+    assert -1 not in positions and positions == sorted(positions), f"the sidebar's order: {positions}"
+    page.screenshot(path=str(SHOTS / "landing.png"), full_page=False)
+
+
+@pytest.mark.parametrize("number", ["00", "03"])
+def test_a_notebook_page_has_outputs_a_collapsed_solution_the_label_and_the_launch_button(browse, number):
+    base, page = browse
+    notebook = COURSE.notebook(number)
+    _open(page, f"{base}/{notebook_page(notebook)}.html")
+    assert page.locator("h1").first.inner_text().strip().rstrip("#").strip() == notebook.label
+
+    label = page.locator(f".{LABEL_CLASS}").first
+    assert label.is_visible()
+    assert "CPU backend (pandas)" in label.inner_text() and "tiny" in label.inner_text()
+    assert "GPUs" in label.inner_text(), "the label says that GPU outputs differ"
+    assert page.locator(".cell_output").count() > 0, "executed outputs are rendered"
+
+    solution = page.locator("details", has=page.locator("summary", has_text="Solution (click to show)")).first
+    assert solution.count() == 1 and solution.get_attribute("open") is None, "the solution starts collapsed"
+    code = solution.locator("pre").first
+    assert not code.is_visible(), "a collapsed solution's code is hidden"
+    page.screenshot(path=str(SHOTS / f"notebook-{number}.png"), full_page=False)
+    solution.scroll_into_view_if_needed(timeout=TIMEOUT_MS)
+    page.screenshot(path=str(SHOTS / f"notebook-{number}-solution.png"), full_page=False)
+    solution.locator("summary").click()
+    code.wait_for(state="visible", timeout=TIMEOUT_MS)
+
+    launch = page.locator(".dropdown-launch-buttons")
+    launch.locator("button").first.click()
+    binder = launch.locator("a", has_text="Binder").first
+    binder.wait_for(state="visible", timeout=TIMEOUT_MS)
+    assert binder.get_attribute("href") == binder_url(repository_url(), f"notebooks/{notebook.file}")
+    page.screenshot(path=str(SHOTS / f"notebook-{number}-launch.png"), full_page=False)
+
+
+def test_a_plot_is_rendered_as_an_image(browse):
+    base, page = browse
+    _open(page, f"{base}/{notebook_page(COURSE.notebook('03'))}.html")
+    image = page.locator(".cell_output img").first
+    image.scroll_into_view_if_needed(timeout=TIMEOUT_MS)
+    width = image.evaluate("img => img.complete ? img.naturalWidth : 0")
+    assert width > 100, f"the plot did not load (natural width {width})"
+    image.screenshot(path=str(SHOTS / "notebook-03-plot.png"))

@@ -1,0 +1,58 @@
+"""The site's table of contents and landing page come from notebooks/index.yml and the README,
+never from a list kept by hand."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import yaml
+
+from tools.course_index import INDEX, load_course
+from tools.course_index.render import duration
+from tools.site.landing import landing_page
+from tools.site.layout import CONFIG_DIR, ROOT
+from tools.site.readme import split_readme
+from tools.site.toc import notebook_pages
+
+README = split_readme((ROOT / "README.md").read_text())
+
+
+def _toctree_entries(text: str, caption: str) -> list[str]:
+    block = re.search(rf"```{{toctree}}\n:caption: {re.escape(caption)}\n(?::[^\n]*\n)*\n(.*?)\n```", text, re.S)
+    assert block, f"no toctree {caption!r}"
+    return block.group(1).splitlines()
+
+
+def test_the_notebooks_are_listed_in_the_index_order():
+    course = load_course(ROOT / INDEX)
+    text = landing_page(CONFIG_DIR / "landing.md", course, README, {"More": ["docs/a.md"]})
+    assert _toctree_entries(text, "Notebooks") == [f"notebooks/{nb.file.removesuffix('.ipynb')}"
+                                                  for nb in course.notebooks]
+    assert _toctree_entries(text, "More") == ["docs/a"]
+    for nb in course.notebooks:
+        assert f"| [{nb.label}](notebooks/{nb.file}) | {nb.learn} | {nb.teaching} + {nb.exercises} |" in text
+    assert duration(sum(nb.minutes for nb in course.notebooks)) in text
+    assert "make lab" in text and "make test" in text
+    assert README.section("For whom").body.strip() in text
+
+
+def test_an_edit_of_the_index_is_what_the_site_shows(tmp_path):
+    """Drop the last notebook from a copy of the index and rename one: the table of contents follows."""
+    raw = yaml.safe_load((ROOT / INDEX).read_text())
+    raw["notebooks"] = raw["notebooks"][:-1]
+    raw["notebooks"][1]["title"] = "A renamed notebook"
+    raw["schedules"] = {}
+    index = tmp_path / "index.yml"
+    index.write_text(yaml.safe_dump(raw, allow_unicode=True))
+    course = load_course(index)
+    text = landing_page(CONFIG_DIR / "landing.md", course, README, {})
+    assert _toctree_entries(text, "Notebooks") == notebook_pages(course)
+    assert len(notebook_pages(course)) == len(load_course(ROOT / INDEX).notebooks) - 1
+    assert f"[{raw['notebooks'][1]['number']} · A renamed notebook]" in text
+
+
+def test_the_landing_template_names_only_what_the_build_fills_in(tmp_path):
+    shutil.copy(CONFIG_DIR / "landing.md", tmp_path / "landing.md")
+    placeholders = set(re.findall(r"\$(\w+)", (tmp_path / "landing.md").read_text()))
+    assert placeholders == {"title", "intro", "outline", "for_whom", "commands"}

@@ -1,0 +1,50 @@
+"""How the site is built and served: warnings are errors, the server is this machine's only, the
+Makefile and CI run it after the tests, and the site's requirements are pinned."""
+
+from __future__ import annotations
+
+import re
+import urllib.request
+
+import pytest
+
+from tools.site.build import sphinx_command
+from tools.site.layout import BUILD_DIR, ROOT, BuildDirs
+from tools.site.serve import HOST, serving
+
+
+def test_sphinx_runs_with_warnings_as_errors():
+    command = sphinx_command(BuildDirs(BUILD_DIR))
+    assert "-W" in command and "--keep-going" in command and "-E" in command
+
+
+def test_the_server_answers_on_localhost_and_stops(tmp_path):
+    (tmp_path / "index.html").write_text("<p>site</p>")
+    with serving(tmp_path) as base:
+        assert base.startswith(f"http://{HOST}:") and HOST == "127.0.0.1"
+        with urllib.request.urlopen(f"{base}/index.html", timeout=5) as response:
+            assert response.read() == b"<p>site</p>"
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"{base}/index.html", timeout=2)
+
+
+def test_no_site_no_server(tmp_path):
+    with pytest.raises(FileNotFoundError, match="make site"), serving(tmp_path):
+        pass
+
+
+def test_ci_builds_and_tests_the_site_after_the_tests():
+    steps = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+             if line.strip().startswith("make ")]
+    assert steps == ["make test", "make site", "make test-site"]
+    makefile = (ROOT / "Makefile").read_text()
+    for target in ("site", "site-serve", "test-site"):
+        assert re.search(rf"^{target}:", makefile, re.M) and target in re.search(r"^\.PHONY:(.*)$", makefile, re.M)[1]
+    assert "COURSE_SITE_TESTS=1" in makefile
+
+
+def test_the_site_requirements_are_exactly_pinned():
+    lines = [line.split("#")[0].strip() for line in (ROOT / "requirements-site.txt").read_text().splitlines()]
+    pins = [line for line in lines if line]
+    assert pins and all(re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][^\s]*", line) for line in pins), pins
+    assert {"sphinx", "myst-nb", "sphinx-book-theme"} <= {line.split("==")[0].lower() for line in pins}

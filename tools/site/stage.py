@@ -1,0 +1,91 @@
+"""The site's source tree: the repository's pages, laid out as in the repository, links pointed at the site.
+
+``notebooks/NN_topic.ipynb`` (the executed copies, labelled), ``docs/`` (with its charts),
+``CONTRIBUTING.md``, ``data/README.md``, the README as ``readme/<section>.md`` and the landing
+page ``index.md``. Beside it, ``extra/`` holds the notebooks as the course ships them (the pages'
+download links).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from tools.course_index import Course
+from tools.site.execute import Execution
+from tools.site.labels import label, with_label
+from tools.site.landing import landing_page
+from tools.site.layout import CONFIG_DIR, ROOT, BuildDirs
+from tools.site.links import README, LinkMap
+from tools.site.readme import Readme, split_readme
+
+# Pages besides the notebooks and the README, in the sidebar under these captions.
+GUIDES = "Guides and measurements"  # every docs/*.md, alphabetically
+PROJECT = "Working on the course"
+PROJECT_PAGES = ("data/README.md", "CONTRIBUTING.md")
+
+
+@dataclass(frozen=True)
+class Staged:
+    """What went into the source tree: the link map, and the sidebar sections after the notebooks."""
+
+    links: LinkMap
+    sections: dict[str, list[str]]
+
+
+def plan(course: Course, readme: Readme, repository: str, root: Path = ROOT) -> Staged:
+    """Which repository file becomes which site page, and the sidebar's sections."""
+    links = LinkMap(root, repository)
+    for section in readme.sections:
+        for anchor in section.anchors():
+            links.readme_anchors.setdefault(anchor, section.page)
+    docs = sorted(p.relative_to(root).as_posix() for p in (root / "docs").glob("*.md"))
+    assets = sorted(p.relative_to(root).as_posix() for p in (root / "docs").rglob("*")
+                    if p.is_file() and p.suffix != ".md")
+    for path in [*docs, *assets, *PROJECT_PAGES]:
+        links.staged[path] = path
+    for nb in course.notebooks:
+        links.staged[f"notebooks/{nb.file}"] = f"notebooks/{nb.file}"
+    sections = {"About the course": [s.page for s in readme.sections], GUIDES: docs, PROJECT: list(PROJECT_PAGES)}
+    return Staged(links, sections)
+
+
+def stage(dirs: BuildDirs, course: Course, executions: list[Execution], repository: str, rows: int,
+          root: Path = ROOT) -> Staged:
+    """Write the source tree and the downloads from the executed copies and the repository's pages."""
+    readme = split_readme((root / README).read_text())
+    staged = plan(course, readme, repository, root)
+    links = staged.links
+    for folder in (dirs.source, dirs.extra):
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+
+    def write(page: str, text: str) -> None:
+        (dirs.source / page).parent.mkdir(parents=True, exist_ok=True)
+        (dirs.source / page).write_text(text)
+
+    landing = landing_page(CONFIG_DIR / "landing.md", course, readme, staged.sections)
+    write("index.md", links.rewrite(landing, README, "index.md"))
+    for section in readme.sections:
+        write(section.page, links.rewrite(section.as_page(), README, section.page))
+    for repo_path, page in links.staged.items():
+        if repo_path.endswith(".md"):
+            write(page, links.rewrite((root / repo_path).read_text(), repo_path, page))
+        elif not repo_path.startswith("notebooks/"):
+            (dirs.source / page).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / repo_path, dirs.source / page)
+    for execution in executions:
+        page = f"notebooks/{execution.notebook.file}"
+        nb = nbformat.read(execution.path, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                cell.source = links.rewrite(cell.source, page, page)
+        nb = with_label(nb, label(execution.notebook, nb, execution.day, rows, repository))
+        (dirs.source / page).parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, dirs.source / page)
+        (dirs.extra / "notebooks").mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / page, dirs.extra / page)
+    return staged
