@@ -1,273 +1,285 @@
-"""The course's benchmark harness: total sales per customer, engines side by side, every answer
-checked against the generator's ground truth; then docs/benchmarks.md and its charts.
+"""The course's benchmark harness: total sales per customer, every engine in its own fresh process,
+every answer checked against the generator's ground truth; then docs/benchmarks.md and its charts.
 
     python -m benchmarks.run --quick   # make benchmark: 1 M rows, a few minutes, into reports/benchmarks/
-    python -m benchmarks.run           # make benchmark-full: 1 M, 10 M, 100 M rows (about 8 GB of data
+    python -m benchmarks.run           # make benchmark-full: 1 M, 10 M, 100 M rows (about 7 GB of data
                                        # in $COURSE_DATA_DIR), into docs/benchmarks/ and docs/benchmarks.md
 
-Missing datasets are generated first (not timed). Each measurement is repeated (``--repeats``,
-at least 3) with the engines interleaved, so a machine shared with other work slows all of them
-alike; the raw times, min and median, hardware, versions and load average are written to
-``results.json`` and ``timings.csv``, and ``benchmarks.report`` turns them into the tables and
-charts. Nothing here is asserted: timings are reported, not tested.
+This process only launches and records. Each measurement is ``python -m benchmarks.one_engine``
+in a fresh interpreter: the engine's imports, its cluster (started inside that process, its start-up
+timed apart), the query ``--runs`` times, the answers checked to the cent. Before every launch this
+process makes sure nothing of an earlier measurement is alive (no child process, no Dask client
+here), so a single-process engine never shares the cores with an idle cluster, and no cluster's
+settings (distributed sets ``OMP_NUM_THREADS=1`` where it starts workers) leak into another engine.
+Processes are interleaved: every engine and format once, then again (``--repeats`` times, the
+engine order rotated), so a noisy moment on a shared machine hits all of them alike. The 1-minute
+load average is recorded before and after every process.
+
+Missing datasets are generated first (``python -m utils.datagen``, not timed). Then
+``benchmarks/standalone.py`` (a plain script with no course code) times polars, DuckDB and the
+recommended pipeline on the same files, and the report sets its ratios beside the harness's.
+Nothing here is asserted: timings are reported, not tested.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import io
+import ctypes
 import json
 import os
 import platform
+import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import dask.dataframe as dd
-import pandas as pd
 import psutil
-from distributed import get_task_stream
 
-import utils
-from benchmarks import engines as eng
 from benchmarks import report
-from benchmarks.datagen_speed import partition_stages
-from utils import pipeline
-from utils.checks import check_customer_totals
-from utils.datagen.manifest import REPO_ROOT, default_data_dir
+from benchmarks.datagen_speed import generator_runs, partition_stages
+from benchmarks.engines import ENGINES
+from benchmarks.one_engine import WRONG_ANSWER
+from utils.datagen.lifetime import launcher_command
+from utils.datagen.manifest import REPO_ROOT, dataset_dir, default_data_dir, is_complete, read_manifest
 from utils.datagen.scales import SCALES
 from utils.machine import cpu_count, cpu_name, package_version
-from utils.profiling import task_stream_frame
 
 FULL_SCALES = ("binder", "small", "medium")
 QUICK_SCALES = ("binder",)
+FORMATS = ("parquet", "csv")
+ENGINE_ORDER = ("polars", "duckdb", "pandas", "threaded", "worked-example", "recommended", "dask-cudf")
 PACKAGES = ("dask", "distributed", "pandas", "pyarrow", "numpy", "polars", "duckdb")
 FULL_OUT = REPO_ROOT / "docs" / "benchmarks"
 QUICK_OUT = REPO_ROOT / "reports" / "benchmarks"
-SWEEP_BLOCKSIZES = (2**20, 4 * 2**20, 16 * 2**20, 64 * 2**20)  # plus the rule's and one per file
+SWEEP_BLOCKSIZES = (2**20, 4 * 2**20, 16 * 2**20, 64 * 2**20)  # plus the rule's
 SMALL_WORKER_MEMORY = "2GiB"
+CHILD_TIMEOUT_S = 1800
 
 
-class PeakMemory:
-    """Peak resident memory of this process and all its children (cluster workers included)
-    while the ``with`` block runs, above what they held when it began; sampled every 20 ms."""
-
-    def __init__(self) -> None:
-        self.peak = 0
-        self._stop = threading.Event()
-
-    @staticmethod
-    def _tree_rss() -> int:
-        me = psutil.Process()
-        total = me.memory_info().rss
-        for child in me.children(recursive=True):
-            with contextlib.suppress(psutil.Error):
-                total += child.memory_info().rss
-        return total
-
-    def _sample(self, baseline: int) -> None:
-        while not self._stop.wait(0.02):
-            self.peak = max(self.peak, self._tree_rss() - baseline)
-
-    def __enter__(self) -> PeakMemory:
-        self._thread = threading.Thread(target=self._sample, args=(self._tree_rss(),), daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
-def checked(result: pd.Series, dataset: utils.Dataset) -> None:
-    """The ground-truth check, its "✓" line swallowed (a wrong answer still raises)."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        check_customer_totals(utils.to_pandas(result), dataset)
-
-
-def timed_run(function: Callable[[], pd.Series], dataset: utils.Dataset) -> dict[str, float]:
-    with PeakMemory() as memory:
-        start = time.perf_counter()
-        result = function()
-        seconds = time.perf_counter() - start
-    checked(result, dataset)
-    return {"seconds": seconds, "peak_memory_bytes": memory.peak, "load_average": os.getloadavg()[0]}
-
-
-def environment() -> dict[str, Any]:
-    memory = psutil.virtual_memory().total
-    return {
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "cpu": cpu_name(),
-        "cores": cpu_count(),
-        "memory_bytes": memory,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "packages": {name: package_version(name) for name in PACKAGES},
-        "load_average_start": os.getloadavg(),
-    }
+class WrongAnswer(RuntimeError):
+    """An engine's answer differed from the ground truth: no timing of it may be reported."""
 
 
 def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def datagen_throughput(rows: int, repeats: int, data_dir: Path) -> list[dict[str, Any]]:
-    """Rows per second of ``python -m utils.datagen`` to Parquet, CSV and both (the default)."""
-    from benchmarks.datagen_speed import generator_runs
-
-    runs = generator_runs(rows, repeats, data_dir)
-    for run in runs:
-        log(f"datagen {run['formats']}: {rows / run['seconds'] / 1e6:.2f} M rows/s "
-            f"(user {run['user_s']:.1f} s, system {run['system_s']:.1f} s)")
-    return runs
-
-
-def compare_engines(datasets: list[utils.Dataset], repeats: int) -> list[dict[str, Any]]:
-    """Every engine on every dataset and format, repeats interleaved; one record per run."""
-    records = []
-    engines = eng.all_engines()
-    try:
-        for engine in engines:
-            if engine.skipped:
-                log(f"{engine.name}: {engine.skipped}")
-                records.append({"engine": engine.name, "skipped": engine.skipped})
-        for dataset in datasets:
-            for repeat in range(repeats):
-                for engine in (e for e in engines if not e.skipped):
-                    for fmt in pipeline.FORMATS:
-                        run = timed_run(lambda e=engine, f=fmt, d=dataset: e.run(d, f), dataset)
-                        records.append({"engine": engine.name, "shape": engine.shape, "scale": dataset.scale,
-                                        "rows": dataset.rows, "format": fmt, "repeat": repeat, **run})
-                        log(f"{dataset.scale} {fmt:7} {engine.name:48} {run['seconds']:8.2f} s")
-    finally:
-        for engine in engines:
-            engine.close()
-    return records
-
-
-def cluster_shapes(dataset: utils.Dataset, repeats: int) -> list[dict[str, Any]]:
-    """Strong scaling and threads vs processes: the recommended pipeline on 1 x 1, 2 x 1, 1 x 2."""
-    records = []
-    shapes = [(1, 1)] + [(n, 1) for n in range(2, cpu_count() + 1)] + [(1, cpu_count())]
-    for workers, threads in dict.fromkeys(shapes):
-        engine = eng.start_recommended_cluster(n_workers=workers, threads_per_worker=threads)
+def nothing_alive() -> list[str]:
+    """What of an earlier measurement still runs in or under this process: child processes, and a
+    Dask client (this process never starts one; a caller that imported this module might have)."""
+    alive = []
+    for child in psutil.Process().children(recursive=True):
         try:
-            for repeat in range(repeats):
-                for fmt in pipeline.FORMATS:
-                    run = timed_run(lambda f=fmt, e=engine: e.run(dataset, f), dataset)
-                    records.append({"workers": workers, "threads_per_worker": threads, "format": fmt,
-                                    "scale": dataset.scale, "rows": dataset.rows, "repeat": repeat, **run})
-                    log(f"shape {workers}x{threads} {fmt:7} {run['seconds']:8.2f} s")
-        finally:
-            engine.close()
-    return records
+            if child.status() != psutil.STATUS_ZOMBIE:
+                alive.append(f"child process {child.pid} ({' '.join(child.cmdline()[:4])})")
+        except psutil.NoSuchProcess:
+            continue
+    distributed = sys.modules.get("distributed")
+    if distributed is not None:
+        try:
+            client = distributed.default_client()
+        except ValueError:
+            pass
+        else:
+            alive.append(f"a Dask client in this process ({client})")
+    return alive
 
 
-def partition_sweep(dataset: utils.Dataset, repeats: int) -> list[dict[str, Any]]:
-    """The recommended CSV pipeline at several ``blocksize`` values, the rule's among them."""
-    engine = eng.start_recommended_cluster()
+PR_SET_CHILD_SUBREAPER = 36  # prctl(2): orphaned descendants become this process's children
+
+
+def become_subreaper() -> None:
+    """On Linux, adopt orphaned descendants (a cluster worker outliving the process that started
+    it), so that ``nothing_alive`` sees them; elsewhere only direct children are seen."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def settle(timeout: float = 15.0) -> list[str]:
+    """Wait until nothing of an earlier measurement is alive (reaping adopted orphans); what is
+    still alive after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        alive = nothing_alive()
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.1)
+
+
+def one_engine_command(engine: str, fmt: str, dataset: Path, runs: int, *extra: str) -> list[str]:
+    argv = [sys.executable, "-m", "benchmarks.one_engine", "--engine", engine, "--format", fmt,
+            "--dataset", str(dataset), "--runs", str(runs), *extra]
+    return launcher_command(argv)  # the child dies with this process, even on kill -9
+
+
+def launch(engine: str, fmt: str, dataset: Path, runs: int, *extra: str, timeout: float = CHILD_TIMEOUT_S,
+           settle_timeout: float = 15.0) -> dict[str, Any]:
+    """One fresh process measuring one engine; its JSON record. Raises ``WrongAnswer`` when the
+    child found a wrong answer, ``RuntimeError`` when something is alive here or the child failed."""
+    alive = settle(settle_timeout)
+    if alive:
+        raise RuntimeError("refusing to measure while an earlier measurement is alive: " + "; ".join(alive))
+    command = one_engine_command(engine, fmt, dataset, runs, *extra)
+    load_before = os.getloadavg()[0]
+    done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    record = json.loads(lines[-1]) if lines else {}
+    if done.returncode == WRONG_ANSWER:
+        raise WrongAnswer(f"{engine} on {fmt} ({dataset.name}): {record.get('error', 'wrong answer')}")
+    if done.returncode != 0 or not record:
+        tail = "\n".join(done.stderr.strip().splitlines()[-15:])
+        raise RuntimeError(f"{engine} on {fmt} ({dataset.name}) failed with exit code {done.returncode}:\n{tail}")
+    record["driver_load_average"] = [load_before, os.getloadavg()[0]]
+    return record
+
+
+def summary_line(record: dict[str, Any]) -> str:
+    if record.get("skipped"):
+        return f"{record['engine']}: {record['skipped']}"
+    times = " ".join(f"{s:.3f}" for s in record["seconds"])
+    startup = f", start-up {record['startup_seconds']:.2f} s" if record.get("startup_seconds") else ""
+    return (f"{record['scale']:7} {record['format']:7} {record['engine'][:48]:48} {times} s{startup}"
+            f" (load {record['load_average_before']:.1f})")
+
+
+def rotated(keys: list[str], by: int) -> list[str]:
+    by %= max(1, len(keys))
+    return keys[by:] + keys[:by]
+
+
+def compare_engines(datasets: list[Path], repeats: int, runs: int, engines: list[str]) -> list[dict[str, Any]]:
+    """Every engine on every dataset and format, one fresh process each, interleaved."""
     records = []
-    try:
-        rule = pipeline.csv_blocksize(dataset, engine.client)
-        sizes = {f"{size / 2**20:g} MiB": size for size in SWEEP_BLOCKSIZES}
-        sizes[f"the rule ({rule / 2**20:,.0f} MiB)"] = rule
-        kwargs = dataset.fast_csv_kwargs(pipeline.COLUMNS, backend="cpu")
+    skipped = [key for key in engines if ENGINES[key].skipped()]
+    for key in skipped:
+        records.append({"engine": ENGINES[key].label, "key": key, "skipped": ENGINES[key].skipped()})
+        log(f"{ENGINES[key].label}: {ENGINES[key].skipped()}")
+    running = [key for key in engines if key not in skipped]
+    for dataset in datasets:
         for repeat in range(repeats):
-            for label, blocksize in sizes.items():
-                frame = dd.read_csv(dataset.csv_files, blocksize=blocksize, **kwargs)
-                query = pipeline.customer_totals(frame)
-                run = timed_run(lambda q=query: engine.client.compute(q, sync=True), dataset)
-                records.append({"blocksize": label, "blocksize_bytes": blocksize, "partitions": frame.npartitions,
-                                "scale": dataset.scale, "rows": dataset.rows, "repeat": repeat, **run})
-                log(f"sweep {label:22} {frame.npartitions:5} partitions {run['seconds']:8.2f} s")
-    finally:
-        engine.close()
+            for key in rotated(running, repeat):
+                for fmt in FORMATS:
+                    record = launch(key, fmt, dataset, runs)
+                    records.append({**record, "repeat": repeat})
+                    log(summary_line(record))
     return records
 
 
-def small_workers(dataset: utils.Dataset) -> list[dict[str, Any]]:
+def cluster_shapes(dataset: Path, repeats: int, runs: int) -> list[dict[str, Any]]:
+    """Strong scaling and threads vs processes: the recommended pipeline on 1 x 1, N x 1, 1 x N."""
+    shapes = list(dict.fromkeys([(1, 1)] + [(n, 1) for n in range(2, cpu_count() + 1)] + [(1, cpu_count())]))
+    records = []
+    for repeat in range(repeats):
+        for workers, threads in rotated(shapes, repeat):
+            for fmt in FORMATS:
+                record = launch("recommended", fmt, dataset, runs, "--n-workers", str(workers),
+                                "--threads-per-worker", str(threads))
+                records.append({**record, "workers": workers, "threads_per_worker": threads, "repeat": repeat})
+                log(f"shape {workers}x{threads}: {summary_line(record)}")
+    return records
+
+
+def partition_sweep(dataset: Path, repeats: int, runs: int) -> list[dict[str, Any]]:
+    """The recommended CSV pipeline at several ``blocksize`` values and at the rule's."""
+    sizes: list[int | None] = [*SWEEP_BLOCKSIZES, None]
+    records = []
+    for repeat in range(repeats):
+        for blocksize in rotated(sizes, repeat):
+            extra = ("--blocksize", str(blocksize)) if blocksize else ()
+            record = launch("recommended", "csv", dataset, runs, *extra)
+            label = f"{blocksize / 2**20:g} MiB" if blocksize else "the rule"
+            records.append({**record, "blocksize": label, "repeat": repeat})
+            log(f"sweep {label}: {summary_line(record)}")
+    return records
+
+
+def small_workers(dataset: Path) -> list[dict[str, Any]]:
     """The recommended pipeline on workers limited to 2 GiB each: exact, and no worker restarted."""
-    shape = pipeline.cluster_shape("cpu")
-    client = utils.start_client(local=True, quiet=True, memory_limit=SMALL_WORKER_MEMORY, **shape)
     records = []
-    try:
-        for fmt in pipeline.FORMATS:
-            before = eng.worker_pids(client)
-            query = pipeline.total_sales_per_customer(dataset, fmt, client)
-            run = timed_run(lambda q=query: client.compute(q, sync=True), dataset)
-            after = eng.worker_pids(client)
-            restarted = sum(1 for address, pid in before.items() if after.get(address) != pid)
-            records.append({"format": fmt, "scale": dataset.scale, "rows": dataset.rows,
-                            "memory_limit": SMALL_WORKER_MEMORY, **shape, "workers_restarted": restarted, **run})
-            log(f"{SMALL_WORKER_MEMORY} workers {fmt:7} {run['seconds']:8.2f} s, restarts: "
-                f"{records[-1]['workers_restarted']}")
-    finally:
-        utils.shutdown(client)
+    for fmt in FORMATS:
+        record = launch("recommended", fmt, dataset, 1, "--memory-limit", SMALL_WORKER_MEMORY)
+        records.append({**record, "memory_limit": SMALL_WORKER_MEMORY})
+        log(f"{SMALL_WORKER_MEMORY} workers: {summary_line(record)}, restarts: {record['workers_restarted']}")
     return records
 
 
-def profiles(dataset: utils.Dataset) -> list[dict[str, Any]]:
-    """Where the time goes, from the task stream: seconds per task prefix and action for the
-    notebook-03 pipeline and the recommended one (CSV and Parquet), and partial-sum sizes."""
+def profiles(dataset: Path, runs: int) -> list[dict[str, Any]]:
+    """The task stream of every run of the worked example and of the recommended pipeline."""
     records = []
-    for engine in (eng.start_notebook03_cluster(), eng.start_recommended_cluster()):
-        try:
-            for fmt in pipeline.FORMATS:
-                with get_task_stream(client=engine.client) as stream:
-                    start = time.perf_counter()
-                    checked(engine.run(dataset, fmt), dataset)
-                    wall = time.perf_counter() - start
-                frame = task_stream_frame(stream.data)
-                by = frame.groupby(["prefix", "action"])["duration"].agg(["sum", "count"]).reset_index()
-                for row in by.itertuples(index=False):
-                    records.append({"engine": engine.name, "shape": engine.shape, "format": fmt,
-                                    "scale": dataset.scale, "wall_seconds": wall, "prefix": row.prefix,
-                                    "action": row.action, "seconds": float(row.sum), "intervals": int(row.count)})
-                log(f"profile {engine.name} {fmt}: {wall:.2f} s, {len(frame)} intervals")
-        finally:
-            engine.close()
+    for key in ("worked-example", "recommended"):
+        for fmt in FORMATS:
+            record = launch(key, fmt, dataset, runs, "--profile")
+            records.append(record)
+            log(f"profile: {summary_line(record)}")
     return records
 
 
-def partial_sizes(dataset: utils.Dataset) -> dict[str, Any]:
-    """Rows in, partial sums out, per partition (Parquet, as the recommended pipeline reads it):
-    how much the chunk step shrinks the data that the tree reduction then moves."""
-    frame = pipeline.read_transactions(dataset, "parquet")
-    sizes = frame.map_partitions(lambda part: pd.DataFrame(
-        {"rows": [len(part)], "partials": [part[pipeline.KEY].nunique()]})).compute(scheduler="threads")
-    return {"scale": dataset.scale, "rows": dataset.rows, "partitions": len(sizes),
-            "customers": int(len(dataset.customer_totals_cents)),
-            "mean_rows_per_partition": float(sizes["rows"].mean()),
-            "mean_partials_per_partition": float(sizes["partials"].mean())}
+def standalone(dataset: Path, repeats: int) -> dict[str, Any]:
+    """``benchmarks/standalone.py`` on the same files: the plain script the harness must agree with."""
+    alive = settle()
+    if alive:
+        raise RuntimeError("refusing to run the standalone script while something is alive: " + "; ".join(alive))
+    command = launcher_command([sys.executable, str(REPO_ROOT / "benchmarks" / "standalone.py"), str(dataset),
+                                "--repeats", str(repeats), "--json"])
+    done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
+    if done.returncode != 0:
+        raise RuntimeError(f"benchmarks/standalone.py failed:\n{done.stderr.strip()[-2000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["rows"] = read_manifest(dataset)["rows"]
+    log("standalone: " + ", ".join(f"{r['engine']} {r['format']} {r['min_s']:.3f} s" for r in result["summary"]))
+    return result
 
 
-@contextlib.contextmanager
-def quiet_warnings() -> Iterator[None]:
-    import logging
-    import warnings
+def ensure_datasets(scales: list[str], data_dir: Path) -> list[Path]:
+    """Each scale's dataset folder, generated first where missing (``python -m utils.datagen``)."""
+    folders = []
+    for scale in scales:
+        folder = dataset_dir(data_dir, scale)
+        if not is_complete(folder):
+            log(f"generating the {scale} dataset ({SCALES[scale].rows:,} rows) in {data_dir} (not timed)")
+            subprocess.run([sys.executable, "-m", "utils.datagen", "--scale", scale, "--data-dir", str(data_dir)],
+                           cwd=REPO_ROOT, check=True)
+        folders.append(folder)
+    return folders
 
-    logging.getLogger("distributed").setLevel(logging.ERROR)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
+
+def environment() -> dict[str, Any]:
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cpu": cpu_name(),
+        "cores": cpu_count(),
+        "memory_bytes": psutil.virtual_memory().total,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "packages": {name: package_version(name) for name in PACKAGES},
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "load_average_start": os.getloadavg(),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1 M rows only, for development (make benchmark)")
     parser.add_argument("--scales", nargs="+", help=f"dataset scales (default {' '.join(FULL_SCALES)})")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per measurement (at least 3)")
+    parser.add_argument("--engines", nargs="+", choices=ENGINE_ORDER, help="engines to compare (default all)")
+    parser.add_argument("--repeats", type=int, default=3, help="fresh processes per measurement (at least 3)")
+    parser.add_argument("--runs", type=int, default=3, help="queries timed in each process (default 3)")
     parser.add_argument("--data-dir", type=Path, default=None, help="where datasets live (default $COURSE_DATA_DIR)")
     parser.add_argument("--out", type=Path, default=None, help="results folder (default docs/benchmarks/)")
     parser.add_argument("--datagen-rows", type=int, default=None, help="rows for the generation speed test")
+    parser.add_argument("--engines-only", action="store_true",
+                        help="only the engines and the standalone script (no profile, shapes, sweep, generation)")
     args = parser.parse_args(argv)
     if args.repeats < 3:
         parser.error(f"--repeats must be at least 3 (min and median need them), got {args.repeats}")
+    if args.runs < 2:
+        parser.error(f"--runs must be at least 2 (the first query and the warm ones), got {args.runs}")
     scales = args.scales or list(QUICK_SCALES if args.quick else FULL_SCALES)
     unknown = [s for s in scales if s not in SCALES]
     if unknown:
@@ -276,25 +288,33 @@ def main(argv: list[str] | None = None) -> int:
     data_dir = (args.data_dir or default_data_dir()).resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     datagen_rows = args.datagen_rows or (2_000_000 if args.quick else 10_000_000)
+    engines = list(args.engines or ENGINE_ORDER)
 
-    with quiet_warnings():
-        results: dict[str, Any] = {"mode": "quick" if args.quick else "full", "repeats": args.repeats,
-                                   "environment": environment()}
-        log(f"{results['environment']['cpu']}, {cpu_count()} cores; data in {data_dir}")
-        datasets = [utils.ensure_dataset(scale, data_dir) for scale in scales]
-        mid = datasets[min(1, len(datasets) - 1)]
-        results["datagen"] = datagen_throughput(datagen_rows, args.repeats, data_dir)
+    become_subreaper()
+    results: dict[str, Any] = {"mode": "quick" if args.quick else "full", "repeats": args.repeats,
+                               "runs": args.runs, "environment": environment()}
+    log(f"{results['environment']['cpu']}, {cpu_count()} cores; data in {data_dir}")
+    datasets = ensure_datasets(scales, data_dir)
+    results["datasets"] = [{"scale": read_manifest(d)["params"]["scale"], "rows": read_manifest(d)["rows"],
+                            "path": str(d)} for d in datasets]
+    mid, largest = datasets[min(1, len(datasets) - 1)], datasets[-1]
+    results["engines"] = compare_engines(datasets, args.repeats, args.runs, engines)
+    results["standalone"] = standalone(mid, args.repeats)
+    if not args.engines_only:
+        results["profiles"] = profiles(mid, args.runs)
+        if not args.quick:  # full mode only: they need the 10 M-row files to say anything
+            results["shapes"] = cluster_shapes(mid, args.repeats, args.runs)
+            results["sweep"] = partition_sweep(mid, args.repeats, args.runs)
+        results["small_workers"] = small_workers(largest)
+        runs = generator_runs(datagen_rows, args.repeats, data_dir)
+        results["datagen"] = runs
+        for run in runs:
+            log(f"datagen {run['formats']}: {datagen_rows / run['seconds'] / 1e6:.2f} M rows/s")
         results["datagen_stages"] = partition_stages()
-        results["engines"] = compare_engines(datasets, args.repeats)
-        results["shapes"] = cluster_shapes(mid, args.repeats)
-        results["sweep"] = partition_sweep(mid, args.repeats)
-        results["small_workers"] = small_workers(datasets[-1])
-        results["profiles"] = profiles(mid)
-        results["partials"] = [partial_sizes(dataset) for dataset in datasets]
-        results["environment"]["load_average_end"] = os.getloadavg()
+    results["environment"]["load_average_end"] = os.getloadavg()
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=1, default=str) + "\n")
-    pd.DataFrame([r for r in results["engines"] if "seconds" in r]).to_csv(out / "timings.csv", index=False)
+    report.timings_frame(results["engines"]).to_csv(out / "timings.csv", index=False)
     markdown = REPO_ROOT / "docs" / "benchmarks.md" if out == FULL_OUT else out / "benchmarks.md"
     page = report.write(out, markdown)
     log(f"wrote {out / 'results.json'} and {page}")

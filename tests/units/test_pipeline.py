@@ -127,3 +127,18 @@ def test_csv_blocksize_follows_the_partition_rule(tiny_dataset):
     advice = recommended_partition_bytes(2 * 2**30, 2)
     csv_bytes_per_row = tiny_dataset.size_bytes("csv") / tiny_dataset.rows
     assert blocksize == pytest.approx(advice.bytes * csv_bytes_per_row / pipeline.IN_MEMORY_BYTES_PER_ROW, rel=1e-6)
+
+
+def test_parquet_on_cpus_is_read_through_arrows_filesystem_from_the_manifests_list(tiny_dataset, tmp_path):
+    import shutil
+
+    from pyarrow.fs import LocalFileSystem
+
+    from utils.dataset import Dataset
+
+    copy = Dataset(shutil.copytree(tiny_dataset.path, tmp_path / tiny_dataset.path.name))
+    stray = copy.path / "parquet" / "part-99999.parquet"  # not in the manifest: never read
+    shutil.copy(copy.parquet_files[0], stray)
+    frame = pipeline.read_transactions(copy, "parquet")
+    assert isinstance(frame.expr.filesystem, LocalFileSystem)  # dask reads it with ReadParquetPyarrowFS
+    check_customer_totals(pipeline.customer_totals(frame).compute(scheduler="sync"), copy)
