@@ -87,7 +87,7 @@ BENCH_STAMP := $(VENV)/.bench-installed
 benchmark: $(BENCH_STAMP)  ## quick benchmark for development (1 M rows, each engine in its own process, about 6 minutes): reports/benchmarks/
 	$(BIN)/python -m benchmarks.run --quick
 
-benchmark-full: $(BENCH_STAMP)  ## the full benchmark on a quiet machine: 1 M, 10 M, 100 M rows, each engine in its own process (about 45 minutes, 7 GB in $$COURSE_DATA_DIR); writes docs/benchmarks.md
+benchmark-full: $(BENCH_STAMP)  ## the full benchmark on a quiet machine: 1 M, 10 M, 100 M rows, each engine in its own process (over two hours on 2 cores, 7 GB in $$COURSE_DATA_DIR; python -m benchmarks.run --help for shorter runs); writes docs/benchmarks.md
 	$(BIN)/python -m benchmarks.run
 
 $(BENCH_STAMP): $(STAMP) requirements-bench.txt

@@ -15,9 +15,10 @@ Processes are interleaved: every engine and format once, then again (``--repeats
 engine order rotated), so a noisy moment on a shared machine hits all of them alike. The 1-minute
 load average is recorded before and after every process.
 
-Missing datasets are generated first (``python -m utils.datagen``, not timed). Then
-``benchmarks/standalone.py`` (a plain script with no course code) times polars, DuckDB and the
-recommended pipeline on the same files, and the report sets its ratios beside the harness's.
+Missing datasets are generated first (``python -m utils.datagen``, not timed). On the 10 M-row
+files, ``benchmarks/standalone.py`` (a plain script with no course code) times polars, DuckDB and
+the recommended pipeline after each round of the harness's engines, and the report sets its ratios
+beside the harness's.
 Nothing here is asserted: timings are reported, not tested.
 """
 
@@ -32,12 +33,14 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import psutil
 
 from benchmarks import report
+from benchmarks import standalone as plain
 from benchmarks.datagen_speed import generator_runs, partition_stages
 from benchmarks.engines import ENGINES
 from benchmarks.one_engine import WRONG_ANSWER
@@ -49,13 +52,14 @@ from utils.machine import cpu_count, cpu_name, package_version
 FULL_SCALES = ("binder", "small", "medium")
 QUICK_SCALES = ("binder",)
 FORMATS = ("parquet", "csv")
-ENGINE_ORDER = ("polars", "duckdb", "pandas", "threaded", "worked-example", "recommended", "dask-cudf")
+ENGINE_ORDER = ("polars", "duckdb", "pandas", "threaded", "worked-example", "cluster", "dask-cudf")
 PACKAGES = ("dask", "distributed", "pandas", "pyarrow", "numpy", "polars", "duckdb")
 FULL_OUT = REPO_ROOT / "docs" / "benchmarks"
 QUICK_OUT = REPO_ROOT / "reports" / "benchmarks"
 SWEEP_BLOCKSIZES = (2**20, 4 * 2**20, 16 * 2**20, 64 * 2**20)  # plus the rule's
 SMALL_WORKER_MEMORY = "2GiB"
 CHILD_TIMEOUT_S = 1800
+SECTIONS = ("profiles", "shapes", "sweep", "small-workers", "datagen")  # after the engines, in this order
 
 
 class WrongAnswer(RuntimeError):
@@ -153,8 +157,10 @@ def rotated(keys: list[str], by: int) -> list[str]:
     return keys[by:] + keys[:by]
 
 
-def compare_engines(datasets: list[Path], repeats: int, runs: int, engines: list[str]) -> list[dict[str, Any]]:
-    """Every engine on every dataset and format, one fresh process each, interleaved."""
+def compare_engines(datasets: list[Path], repeats: int, runs: int, engines: list[str],
+                    after_round: Callable[[Path], None] | None = None) -> list[dict[str, Any]]:
+    """Every engine on every dataset and format, one fresh process each, interleaved;
+    ``after_round(dataset)`` after each round of all engines (the standalone script's rounds)."""
     records = []
     skipped = [key for key in engines if ENGINES[key].skipped()]
     for key in skipped:
@@ -168,6 +174,8 @@ def compare_engines(datasets: list[Path], repeats: int, runs: int, engines: list
                     record = launch(key, fmt, dataset, runs)
                     records.append({**record, "repeat": repeat})
                     log(summary_line(record))
+            if after_round is not None:
+                after_round(dataset)
     return records
 
 
@@ -178,7 +186,7 @@ def cluster_shapes(dataset: Path, repeats: int, runs: int) -> list[dict[str, Any
     for repeat in range(repeats):
         for workers, threads in rotated(shapes, repeat):
             for fmt in FORMATS:
-                record = launch("recommended", fmt, dataset, runs, "--n-workers", str(workers),
+                record = launch("cluster", fmt, dataset, runs, "--n-workers", str(workers),
                                 "--threads-per-worker", str(threads))
                 records.append({**record, "workers": workers, "threads_per_worker": threads, "repeat": repeat})
                 log(f"shape {workers}x{threads}: {summary_line(record)}")
@@ -192,7 +200,7 @@ def partition_sweep(dataset: Path, repeats: int, runs: int) -> list[dict[str, An
     for repeat in range(repeats):
         for blocksize in rotated(sizes, repeat):
             extra = ("--blocksize", str(blocksize)) if blocksize else ()
-            record = launch("recommended", "csv", dataset, runs, *extra)
+            record = launch("cluster", "csv", dataset, runs, *extra)
             label = f"{blocksize / 2**20:g} MiB" if blocksize else "the rule"
             records.append({**record, "blocksize": label, "repeat": repeat})
             log(f"sweep {label}: {summary_line(record)}")
@@ -203,7 +211,7 @@ def small_workers(dataset: Path) -> list[dict[str, Any]]:
     """The recommended pipeline on workers limited to 2 GiB each: exact, and no worker restarted."""
     records = []
     for fmt in FORMATS:
-        record = launch("recommended", fmt, dataset, 1, "--memory-limit", SMALL_WORKER_MEMORY)
+        record = launch("cluster", fmt, dataset, 1, "--memory-limit", SMALL_WORKER_MEMORY)
         records.append({**record, "memory_limit": SMALL_WORKER_MEMORY})
         log(f"{SMALL_WORKER_MEMORY} workers: {summary_line(record)}, restarts: {record['workers_restarted']}")
     return records
@@ -212,7 +220,7 @@ def small_workers(dataset: Path) -> list[dict[str, Any]]:
 def profiles(dataset: Path, runs: int) -> list[dict[str, Any]]:
     """The task stream of every run of the worked example and of the recommended pipeline."""
     records = []
-    for key in ("worked-example", "recommended"):
+    for key in ("worked-example", "cluster"):
         for fmt in FORMATS:
             record = launch(key, fmt, dataset, runs, "--profile")
             records.append(record)
@@ -220,20 +228,34 @@ def profiles(dataset: Path, runs: int) -> list[dict[str, Any]]:
     return records
 
 
-def standalone(dataset: Path, repeats: int) -> dict[str, Any]:
-    """``benchmarks/standalone.py`` on the same files: the plain script the harness must agree with."""
-    alive = settle()
-    if alive:
-        raise RuntimeError("refusing to run the standalone script while something is alive: " + "; ".join(alive))
-    command = launcher_command([sys.executable, str(REPO_ROOT / "benchmarks" / "standalone.py"), str(dataset),
-                                "--repeats", str(repeats), "--json"])
-    done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
-    if done.returncode != 0:
-        raise RuntimeError(f"benchmarks/standalone.py failed:\n{done.stderr.strip()[-2000:]}")
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    result["rows"] = read_manifest(dataset)["rows"]
-    log("standalone: " + ", ".join(f"{r['engine']} {r['format']} {r['min_s']:.3f} s" for r in result["summary"]))
-    return result
+class Standalone:
+    """``benchmarks/standalone.py`` on the same files: the plain script the harness must agree with.
+    One round of it (each of its engines once, in their own processes) runs after each round of the
+    harness's engines, so both see the machine in the same state."""
+
+    def __init__(self, dataset: Path) -> None:
+        self.dataset = dataset
+        self.runs: list[dict[str, Any]] = []
+
+    def round(self, dataset: Path) -> None:
+        if dataset != self.dataset:
+            return
+        alive = settle()
+        if alive:
+            raise RuntimeError("refusing to run the standalone script while something is alive: " + "; ".join(alive))
+        command = launcher_command([sys.executable, str(REPO_ROOT / "benchmarks" / "standalone.py"),
+                                    str(dataset), "--repeats", "1", "--json"])
+        done = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S)
+        if done.returncode != 0:
+            raise RuntimeError(f"benchmarks/standalone.py failed:\n{done.stderr.strip()[-2000:]}")
+        runs = json.loads(done.stdout.strip().splitlines()[-1])["runs"]
+        self.runs += runs
+        log("standalone: " + ", ".join(f"{r['engine']} {r['format']} {min(r['times']):.3f} s" for r in runs))
+
+    def result(self) -> dict[str, Any]:
+        return {"folder": str(self.dataset), "rows": read_manifest(self.dataset)["rows"],
+                "repeats": len(self.runs) // (2 * len(plain.ENGINES)), "runs": self.runs,
+                "summary": plain.summarize(self.runs)}
 
 
 def ensure_datasets(scales: list[str], data_dir: Path) -> list[Path]:
@@ -275,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--datagen-rows", type=int, default=None, help="rows for the generation speed test")
     parser.add_argument("--engines-only", action="store_true",
                         help="only the engines and the standalone script (no profile, shapes, sweep, generation)")
+    parser.add_argument("--skip", nargs="+", default=[], choices=SECTIONS, help="sections to leave out of this run")
     args = parser.parse_args(argv)
     if args.repeats < 3:
         parser.error(f"--repeats must be at least 3 (min and median need them), got {args.repeats}")
@@ -298,14 +321,21 @@ def main(argv: list[str] | None = None) -> int:
     results["datasets"] = [{"scale": read_manifest(d)["params"]["scale"], "rows": read_manifest(d)["rows"],
                             "path": str(d)} for d in datasets]
     mid, largest = datasets[min(1, len(datasets) - 1)], datasets[-1]
-    results["engines"] = compare_engines(datasets, args.repeats, args.runs, engines)
-    results["standalone"] = standalone(mid, args.repeats)
-    if not args.engines_only:
+    standalone = Standalone(mid)
+    results["engines"] = compare_engines(datasets, args.repeats, args.runs, engines, standalone.round)
+    results["standalone"] = standalone.result()
+    wanted = set() if args.engines_only else set(SECTIONS) - set(args.skip)
+    if args.quick:  # they need the 10 M-row files to say anything
+        wanted -= {"shapes", "sweep"}
+    if "profiles" in wanted:
         results["profiles"] = profiles(mid, args.runs)
-        if not args.quick:  # full mode only: they need the 10 M-row files to say anything
-            results["shapes"] = cluster_shapes(mid, args.repeats, args.runs)
-            results["sweep"] = partition_sweep(mid, args.repeats, args.runs)
+    if "shapes" in wanted:
+        results["shapes"] = cluster_shapes(mid, args.repeats, args.runs)
+    if "sweep" in wanted:
+        results["sweep"] = partition_sweep(mid, args.repeats, args.runs)
+    if "small-workers" in wanted:
         results["small_workers"] = small_workers(largest)
+    if "datagen" in wanted:
         runs = generator_runs(datagen_rows, args.repeats, data_dir)
         results["datagen"] = runs
         for run in runs:

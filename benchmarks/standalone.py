@@ -2,6 +2,10 @@
 Python process, interleaved, min of the runs. The harness (benchmarks.run) must agree with it.
 
     python benchmarks/standalone.py data/transactions-small [--repeats 3]
+
+dask-threads is the course's recommended pipeline written out and run as the course recommends on
+one machine (Dask's threaded scheduler); dask-cluster is the same on a LocalCluster of one
+single-threaded worker process per core.
 """
 import argparse
 import json
@@ -10,7 +14,7 @@ import subprocess
 import sys
 import time
 
-ENGINES = ("polars", "duckdb", "dask")  # dask: the course's recommended pipeline, written out
+ENGINES = ("polars", "duckdb", "dask-threads", "dask-cluster")
 
 
 def files(folder, fmt):
@@ -33,10 +37,14 @@ def child(engine, fmt, folder, runs=3):
         query = lambda: duckdb.execute(sql, {"p": paths}).df()  # noqa: E731
     else:
         import dask.dataframe as dd
-        from distributed import Client, LocalCluster
         from pyarrow.fs import LocalFileSystem
-        client = Client(LocalCluster(n_workers=os.cpu_count(), threads_per_worker=1, dashboard_address=":0"))
-        print(client.dashboard_link, file=sys.stderr)
+        scheduler = {"scheduler": "threads"}
+        if engine == "dask-cluster":
+            from distributed import Client, LocalCluster
+            client = Client(LocalCluster(n_workers=os.cpu_count(), threads_per_worker=1, host="127.0.0.1",
+                                         dashboard_address="127.0.0.1:0"))
+            print(client.dashboard_link, file=sys.stderr)
+            scheduler = {}
         columns = ["customer_id", "sales_amount"]
         def query():
             if fmt == "parquet":
@@ -44,7 +52,8 @@ def child(engine, fmt, folder, runs=3):
             else:
                 frame = dd.read_csv(paths, usecols=columns, dtype={"customer_id": "int64", "sales_amount": "float64"},
                                     engine="pyarrow", blocksize=None)
-            return frame.groupby("customer_id")["sales_amount"].sum(split_out=1).compute().reset_index()
+            totals = frame.groupby("customer_id")["sales_amount"].sum(split_out=1)
+            return totals.compute(**scheduler).reset_index()
     times = []
     for _ in range(runs):
         start = time.perf_counter()
@@ -52,6 +61,19 @@ def child(engine, fmt, folder, runs=3):
         times.append(time.perf_counter() - start)
     print(json.dumps({"engine": engine, "format": fmt, "times": times, "customers": len(result),
                       "total_cents": int(round(result["sales_amount"].sum() * 100))}))
+
+
+def summarize(runs):
+    """Per format and engine: the fastest run, and that over the faster of polars' and DuckDB's."""
+    answers = {(r["customers"], r["total_cents"]) for r in runs}
+    assert len(answers) == 1, f"the engines disagree: {answers}"
+    summary = []
+    for fmt in ("parquet", "csv"):
+        best = {e: min(min(r["times"]) for r in runs if r["engine"] == e and r["format"] == fmt) for e in ENGINES}
+        for engine in ENGINES:
+            summary.append({"engine": engine, "format": fmt, "min_s": best[engine],
+                            "x_faster_reference": best[engine] / min(best["polars"], best["duckdb"])})
+    return summary
 
 
 def main():
@@ -67,19 +89,12 @@ def main():
                 out = subprocess.run([sys.executable, __file__, "--child", engine, fmt, args.folder],
                                      capture_output=True, text=True, check=True).stdout
                 runs.append(json.loads(out.strip().splitlines()[-1]))
-    answers = {(r["customers"], r["total_cents"]) for r in runs}
-    assert len(answers) == 1, f"the engines disagree: {answers}"
-    summary = []
-    for fmt in ("parquet", "csv"):
-        best = {e: min(min(r["times"]) for r in runs if r["engine"] == e and r["format"] == fmt) for e in ENGINES}
-        for engine in ENGINES:
-            summary.append({"engine": engine, "format": fmt, "min_s": best[engine],
-                            "x_faster_reference": best[engine] / min(best["polars"], best["duckdb"])})
+    summary = summarize(runs)
     if args.json:
         print(json.dumps({"folder": args.folder, "repeats": args.repeats, "runs": runs, "summary": summary}))
     else:
         for row in summary:
-            print(f"{row['format']:8} {row['engine']:7} {row['min_s']:8.3f} s {row['x_faster_reference']:6.2f}x")
+            print(f"{row['format']:8} {row['engine']:12} {row['min_s']:8.3f} s {row['x_faster_reference']:6.2f}x")
 
 
 if __name__ == "__main__":

@@ -15,14 +15,19 @@ docs/benchmarks.md):
 - **``split_out=1``**: a tree reduction of the partial sums, never the shuffle that the default
   ``split_out`` picks from 16 input partitions on (ten times slower at thousands of partitions);
 - **partitions from the course's one rule** (``utils.partitions``);
-- **on CPUs, one single-threaded worker process per core** (``cluster_shape``, up to
+- **on one machine with CPUs only, Dask's threaded scheduler** (``.compute(scheduler="threads")``,
+  no cluster): measured in fresh processes on 2 cores (docs/benchmarks.md), it ran this pipeline
+  in 25-60 % less time than the LocalCluster at 10 M and 100 M rows. The cluster adds work on the same
+  cores: a scheduler and the client's event loop, the graph sent over TCP, partial results pickled
+  between processes; pyarrow and pandas release the GIL for the heavy work, so threads suffice.
+  What it lacks is the dashboard and task stream, and it never leaves the machine: notebook 03
+  keeps the cluster to show how the work is split, and GPUs and many machines need one;
+- **on a CPU cluster, one single-threaded worker process per core** (``cluster_shape``, up to
   ``MAX_CPU_WORKERS`` processes): measured on 2 cores at 10 M rows, each cluster in its own fresh
   process (``benchmarks.one_engine``), two processes of one thread read and summed the CSV files in
   2.2-2.5 s against 2.8-3.4 s for one process of two threads, and Parquet in about the same time;
   the partials moving between the processes are only a few per cent of the rows (the Zipf-skewed
-  customers), so the move costs little. On one machine Dask's threaded scheduler, with no cluster,
-  was faster than either (docs/benchmarks.md); the course keeps a cluster for its dashboard and
-  task stream, and because the same code then runs on many machines.
+  customers), so the move costs little.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from benchmarks import report
 
-REC, WORKED = report.RECOMMENDED, report.WORKED_EXAMPLE
+REC, CLUSTER, WORKED = report.RECOMMENDED, report.ON_CLUSTER, report.WORKED_EXAMPLE
 SCALES = {10_000_000: "small", 100_000_000: "medium"}
 
 
@@ -23,6 +23,7 @@ def _results() -> dict:
         engines += _processes("polars", rows, "parquet", [[9.0 * k, 1.0 * k, 2.0 * k], [9.0 * k, 3.0 * k, 3.0 * k]])
         engines += _processes("DuckDB", rows, "parquet", [[9.0 * k, 0.5 * k, 0.6 * k], [9.0 * k, 4.0 * k, 4.0 * k]])
         engines += _processes(REC, rows, "parquet", [[9.0 * k, 1.5 * k, 1.6 * k], [9.0 * k, 4.0 * k, 5.0 * k]])
+        engines += _processes(CLUSTER, rows, "parquet", [[9.0 * k, 2.0 * k, 2.0 * k]] * 2)
         engines += _processes("polars", rows, "csv", [[5.0 * k, 2.0 * k, 2.0 * k]] * 2)
         engines += _processes("DuckDB", rows, "csv", [[5.0 * k, 4.0 * k, 4.0 * k]] * 2)
         engines += _processes(REC, rows, "csv", [[9.0 * k, 7.0 * k, 7.0 * k]] * 2)
@@ -36,10 +37,12 @@ def _results() -> dict:
         "datasets": [{"scale": "small", "rows": 10_000_000, "path": "/d/transactions-small"}],
         "engines": engines,
         "standalone": {"folder": "/d/transactions-small", "rows": 10_000_000, "repeats": 3, "runs": [], "summary": [
-            {"engine": "dask", "format": "parquet", "min_s": 1.0, "x_faster_reference": 2.5},
-            {"engine": "dask", "format": "csv", "min_s": 1.0, "x_faster_reference": 3.5}]},
+            {"engine": "polars", "format": "parquet", "min_s": 0.6, "x_faster_reference": 1.2},
+            {"engine": "dask-threads", "format": "parquet", "min_s": 1.25, "x_faster_reference": 2.5},
+            {"engine": "dask-cluster", "format": "parquet", "min_s": 2.2, "x_faster_reference": 4.4},
+            {"engine": "dask-threads", "format": "csv", "min_s": 7.0, "x_faster_reference": 3.5}]},
         "small_workers": [{"format": "csv", "rows": 100_000_000, "memory_limit": "2GiB", "seconds": [9.0],
-                           "workers_restarted": 1, "engine": REC}],
+                           "workers_restarted": 1, "engine": CLUSTER}],
         "datagen": [{"formats": "csv+parquet", "rows": 10_000_000, "run": i, "seconds": s, "user_s": 4.0,
                      "system_s": 1.0} for i, s in enumerate([3.0, 2.5, 4.0])],
         "datagen_stages": [{"step": "generate", "rows": 500_000, "runs": 5, "ms": 150.0, "ns_per_row": 300.0},
@@ -61,6 +64,7 @@ def test_targets_compare_with_the_faster_of_polars_and_duckdb():
     table = report.targets(results, report.engine_table(results["engines"])).set_index("target")
     parquet = table.loc["10 M rows, parquet: recommended <= 2x the faster of polars/DuckDB"]
     assert parquet["measured"].startswith("3.00x DuckDB") and parquet["met"] == "no"
+    assert parquet["measured"].endswith("; on the LocalCluster 4.00x")  # reported beside, not the target
     csv = table.loc["100 M rows, csv: recommended <= 3x the faster of polars/DuckDB"]
     assert csv["measured"].startswith("3.50x polars") and csv["met"] == "no"
     per_row = table.loc["time per row, 100 M vs 10 M rows (parquet) <= 1.5x"]
@@ -73,12 +77,18 @@ def test_targets_compare_with_the_faster_of_polars_and_duckdb():
 def test_agreement_with_the_standalone_script():
     results = _results()
     table = report.engine_table(results["engines"])
-    agreement = report.agreement_table(results, table).set_index("format")
-    assert agreement.loc["parquet", "harness / standalone"] == 3.0 / 2.5
-    assert agreement.loc["csv", "harness / standalone"] == 1.0
+    agreement = report.agreement_table(results, table).set_index(["format", "engine"])
+    assert list(agreement.index) == [("parquet", REC), ("parquet", CLUSTER), ("csv", REC)]  # not the references
+    assert agreement.loc[("parquet", REC), "harness / standalone"] == 3.0 / 2.5
+    assert agreement.loc[("parquet", REC), ["harness s", "standalone s"]].tolist() == [1.5, 1.25]
+    assert agreement.loc[("parquet", CLUSTER), "harness / standalone"] == 4.0 / 4.4
+    assert agreement.loc[("csv", REC), "harness / standalone"] == 1.0
     targets = report.targets(results, table).set_index("target")
     row = targets.loc[f"harness and standalone script agree (ratios within {report.AGREEMENT:g}x)"]
     assert row["measured"] == "at most 1.20x apart (10 M rows)" and row["met"] == "yes"
+    results["standalone"]["summary"][2]["x_faster_reference"] = 2.0  # the cluster 2x apart: no agreement
+    row = report.targets(results, table).set_index("target").loc[row.name]
+    assert row["measured"] == "at most 2.00x apart (10 M rows)" and row["met"] == "no"
 
 
 def test_missing_scales_are_reported_not_guessed():
@@ -116,4 +126,4 @@ def test_generation_ceiling_is_cores_over_the_summed_steps():
 
 def test_timings_have_one_row_per_query():
     frame = report.timings_frame(_results()["engines"])
-    assert len(frame) == 2 * 7 * 2 * 3 and set(frame["run"]) == {0, 1, 2}
+    assert len(frame) == 2 * 8 * 2 * 3 and set(frame["run"]) == {0, 1, 2}

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from benchmarks import run
+from benchmarks import standalone as plain
 from benchmarks.engines import ENGINES
 from benchmarks.one_engine import WRONG_ANSWER
 from utils.datagen.manifest import MANIFEST_NAME, REPO_ROOT, sha256_file
@@ -81,7 +82,7 @@ def test_the_child_checks_every_answer_and_fails_on_a_wrong_one(dataset_copy):
 
 def test_a_cluster_runs_in_the_child_and_nothing_outlives_it(dataset_copy):
     in_fresh_process("""
-        record = run.launch("recommended", "parquet", folder, 2)
+        record = run.launch("cluster", "parquet", folder, 2)
         assert record["checked"] is True and record["workers_restarted"] == 0, record
         assert record["startup_seconds"] > 0 and record["shape"].endswith("thread(s)"), record
         assert record["omp_num_threads"] is None, record  # no cluster settings leaked in from the driver
@@ -124,7 +125,9 @@ def test_engines_are_interleaved_and_rotated():
 def test_every_engine_the_driver_names_exists():
     assert set(run.ENGINE_ORDER) == set(ENGINES)
     assert {ENGINES[key].label for key in ("polars", "duckdb")} == set(run.report.REFERENCES)
-    assert ENGINES["recommended"].label == run.report.RECOMMENDED
+    assert ENGINES["threaded"].label == run.report.RECOMMENDED
+    assert ENGINES["cluster"].label == run.report.ON_CLUSTER
+    assert set(plain.ENGINES) == set(run.report.STANDALONE_NAMES)
     assert ENGINES["worked-example"].label == run.report.WORKED_EXAMPLE
 
 
@@ -135,3 +138,18 @@ def test_the_standalone_script_uses_no_course_code():
     imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert imported <= {"argparse", "json", "os", "subprocess", "sys", "time", "polars", "duckdb", "dask",
                         "distributed", "pyarrow"}
+
+
+def test_the_standalone_summary_takes_each_engines_fastest_run_and_refuses_disagreeing_answers():
+    def runs(engine: str, fmt: str, times: list[float], cents: int = 100) -> dict:
+        return {"engine": engine, "format": fmt, "times": times, "customers": 3, "total_cents": cents}
+
+    rounds = [runs(e, f, [t, t / 2]) for e, t in zip(plain.ENGINES, (1.0, 2.0, 3.0, 8.0), strict=True)
+              for f in ("parquet", "csv")]
+    rounds += [runs("dask-threads", "csv", [0.6])]  # a second round, faster
+    summary = {(r["engine"], r["format"]): r for r in plain.summarize(rounds)}
+    assert summary[("dask-threads", "csv")]["min_s"] == 0.6
+    assert summary[("dask-threads", "csv")]["x_faster_reference"] == 0.6 / 0.5  # polars' 0.5 s
+    assert summary[("dask-cluster", "parquet")]["x_faster_reference"] == 4.0 / 0.5
+    with pytest.raises(AssertionError, match="the engines disagree"):
+        plain.summarize(rounds + [runs("duckdb", "csv", [1.0], cents=101)])
