@@ -1,8 +1,8 @@
 """The course's recommended way to compute total sales per customer, in one place.
 
 Notebooks 02, 03 and 05 teach it and ``benchmarks/`` measures it through these functions, so the
-course and its benchmark never disagree. What makes it fast (each choice is measured in
-docs/benchmarks.md):
+course and its benchmark never disagree. What makes it fast (each choice measured with the
+harness in benchmarks/, each engine in its own fresh process; its latest run is docs/benchmarks.md):
 
 - **read only what the answer needs**: two columns (``columns=`` for Parquet, ``usecols=`` and
   the backend's fastest CSV reader for CSV, ``Dataset.fast_csv_kwargs``);
