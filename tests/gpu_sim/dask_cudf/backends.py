@@ -247,7 +247,8 @@ def hash_object_cudf_index(ind: Any, index: Any = None) -> Any:
 
 @group_split_dispatch.register(_FRAMES)
 def group_split_cudf(df: Any, c: Any, k: int, ignore_index: bool = False) -> dict[int, Any]:
-    return dict(zip(range(k), df.scatter_by_map(np.asarray(c, dtype=np.int32), map_size=k,
+    # as released: c is a cudf Series of output partition numbers
+    return dict(zip(range(k), df.scatter_by_map(c.astype(np.int32, copy=False), map_size=k,
                                                 keep_index=not ignore_index), strict=True))
 
 

@@ -107,7 +107,10 @@ def test_implicit_conversion_to_host_objects_is_refused(frame):
         series.tolist()
     with pytest.raises(TypeError, match="iteration of DataFrame via iterrows"):
         frame.iterrows()
-    assert not hasattr(frame, "plot") and not hasattr(series, "plot") and not hasattr(series, "items")
+    assert not hasattr(frame, "plot") and not hasattr(series, "plot")
+    # cudf/core/series.py (26.10.2): `iteritems = items = SingleColumnFrame.__iter__`: present, and refusing
+    with pytest.raises(TypeError, match="Series object is not iterable"):
+        series.items()
     # the explicit conversions work, and pandas' own internals still convert
     assert series.to_numpy().tolist() == [1.0, 2.0, 3.0, 4.0]
     assert series.to_arrow().to_pylist() == [1.0, 2.0, 3.0, 4.0]

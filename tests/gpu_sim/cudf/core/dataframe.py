@@ -17,13 +17,18 @@ from cudf.core.frame import (
     CudfLocIndexer,
     _from_library,
     apply_udf,
+    astype,
     check_column_values,
+    clip,
+    groupby,
     keep_cudf_types,
     nullable_dtype,
 )
 from cudf.core.series import Series
+from cudf.core.surface import enforce
 
 
+@enforce("DataFrame", keep=("from_pandas",))  # cudf.from_pandas calls it
 @keep_cudf_types
 class DataFrame(pd.DataFrame):
     """A cudf DataFrame held in host memory: pandas underneath, cudf's contract on top."""
@@ -129,6 +134,10 @@ class DataFrame(pd.DataFrame):
         )
 
     # cudf.DataFrame has no plotting, Styler or HTML/Markdown/LaTeX/Excel export (rapidsai/cudf core).
+    astype = astype  # cudf's keywords (frame.py)
+    clip = clip  # cudf's own rule for ``axis`` (frame.py)
+    groupby = groupby  # cudf's defaults (sort=False) and groupby objects (frame.py, core/groupby)
+
     plot = Absent()
     hist = Absent()
     boxplot = Absent()
@@ -197,12 +206,9 @@ def _scatter(obj: Any, map_index: Any, map_size: int | None, keep_index: bool) -
     return parts
 
 
-def _series_scatter_by_map(self: Series, map_index: Any, map_size: int | None = None, keep_index: bool = True,
-                           debug: bool = False) -> list[Series]:
-    return _scatter(self, map_index, map_size, keep_index)
-
-
-Series.scatter_by_map = _series_scatter_by_map  # type: ignore[attr-defined]
+# No Series.scatter_by_map: cudf 26.10.2 defines it on DataFrame only (cudf_api_surface.json), although
+# dask_cudf's group_split_cudf is registered for Series too (dask_cudf/backends.py): a Series reaching it fails
+# there as here.
 
 
 def from_pandas(obj: Any, nan_as_null: Any = None) -> Any:

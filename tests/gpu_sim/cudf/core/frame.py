@@ -25,7 +25,10 @@ from pandas.core.indexing import _LocIndexer
 
 # Packages whose internal use of the host-conversion protocols is allowed: pandas is the storage
 # here, NumPy/PyArrow are what pandas calls, and the simulation itself.
-_LIBRARY_PACKAGES = frozenset({"pandas", "numpy", "pyarrow", "cudf", "dask_cudf"})
+_LIBRARY_PACKAGES = frozenset({"pandas", "numpy", "pyarrow", "cudf"})
+# Code objects of wrappers that stand between a caller and a simulated method (signature checks,
+# cudf-typed results): ``_from_library`` looks through them at the real caller.
+TRANSPARENT: set[types.CodeType] = set()
 
 
 def _from_library(depth: int = 2) -> bool:
@@ -36,9 +39,10 @@ def _from_library(depth: int = 2) -> bool:
         frame = sys._getframe(depth)
     except ValueError:
         return False
-    # pandas' ``NDFrame.__getattr__`` retries a failed attribute lookup: judge its caller instead.
-    while frame is not None and frame.f_code.co_name == "__getattr__" and \
-            frame.f_globals.get("__name__", "").startswith("pandas."):
+    # pandas' ``NDFrame.__getattr__`` retries a failed attribute lookup, and the simulation's own
+    # wrappers (``TRANSPARENT``) only pass a call on: judge their caller instead.
+    while frame is not None and (frame.f_code in TRANSPARENT or (
+            frame.f_code.co_name == "__getattr__" and frame.f_globals.get("__name__", "").startswith("pandas."))):
         frame = frame.f_back
     return frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in _LIBRARY_PACKAGES
 
@@ -81,6 +85,7 @@ def _returning_cudf(method: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         return as_cudf(method(self, *args, **kwargs))
 
+    TRANSPARENT.add(wrapper.__code__)
     return wrapper
 
 
@@ -348,3 +353,87 @@ def register_tokenizer(*classes: type) -> None:
     except ImportError:  # pragma: no cover - cudf without Dask
         return
     normalize_token.register(classes)(cudf_token)
+
+
+# ---------------------------------------------------------------------------------------------
+# Behaviour copied inside accepted calls
+
+
+def clip(self: Any, lower: Any = None, upper: Any = None, axis: Any = 1, inplace: bool = False) -> Any:
+    """rapidsai/cudf ``python/cudf/cudf/core/indexed_frame.py`` ``IndexedFrame.clip`` (26.10.2): only
+    ``axis=1`` is accepted, so pandas' ``axis=None`` (what Dask passes for a collection whose meta is
+    pandas) raises ``NotImplementedError``; thresholds are one per column, swapped for a Series when
+    lower > upper."""
+    from cudf.api.types import is_scalar
+
+    if axis != 1:
+        raise NotImplementedError("`axis is not yet supported in clip`")
+    if lower is None and upper is None:
+        return None if inplace is True else self.copy(deep=True)
+    columns = 1 if self.ndim == 1 else len(self.columns)
+    lower = np.full(columns, lower) if is_scalar(lower) else list(lower)
+    upper = np.full(columns, upper) if is_scalar(upper) else list(upper)
+    if len(lower) != len(upper):
+        raise ValueError("Length of lower and upper should be equal")
+    if len(lower) != columns:
+        raise ValueError("Length of lower/upper should be equal to number of columns")
+    if self.ndim == 1:
+        low, high = lower[0], upper[0]
+        if low is not None and high is not None and low > high:
+            low, high = high, low
+        output = pd.Series(self).clip(low, high)
+    else:
+        plain = pd.DataFrame(self)
+        output = pd.DataFrame({name: plain[name].clip(low, high) for name, low, high in
+                               zip(plain.columns, lower, upper, strict=True)}, index=plain.index)
+    output = as_cudf(output)
+    if inplace:
+        if self.ndim == 1:
+            self[:] = output
+        else:
+            self[list(self.columns)] = output
+        return None
+    return output
+
+
+_NO_DEFAULT = object()  # cudf's ``no_default`` (cudf.api.extensions.no_default) for groupby's sort/group_keys
+
+
+def groupby(self: Any, by: Any = None, axis: Any = 0, level: Any = None, as_index: bool = True,
+            sort: Any = _NO_DEFAULT, group_keys: Any = _NO_DEFAULT, observed: bool = True,
+            dropna: bool = True) -> Any:
+    """rapidsai/cudf ``python/cudf/cudf/core/indexed_frame.py`` ``IndexedFrame.groupby`` (26.10.2):
+    ``sort`` and ``group_keys`` default to the ``mode.pandas_compatible`` option (False), so groups
+    come out in no particular order unless ``sort=True`` is asked; ``axis`` other than 0 and
+    ``observed=False`` are not implemented. pandas' own internal calls keep pandas' groupby."""
+    from cudf.core.groupby import GroupBy
+    from cudf.options import get_option
+
+    plain = pd.DataFrame if self.ndim == 2 else pd.Series
+    if _from_library():  # pandas' own use (value_counts, ...) keeps pandas' groupby and defaults
+        given = {"by": by, "level": level, "as_index": as_index, "sort": sort, "group_keys": group_keys,
+                 "observed": observed, "dropna": dropna}
+        return plain.groupby(self, **{k: v for k, v in given.items() if v is not _NO_DEFAULT})
+    if sort is _NO_DEFAULT:
+        sort = get_option("mode.pandas_compatible")
+    if group_keys is _NO_DEFAULT:
+        group_keys = get_option("mode.pandas_compatible")
+    if axis not in (0, "index"):
+        raise NotImplementedError("axis parameter is not yet implemented")
+    if not observed:
+        raise NotImplementedError("observed parameter is not yet implemented")
+    if by is None and level is None:
+        raise TypeError("groupby() requires either by or level to be specified.")
+    if group_keys is None:
+        group_keys = False
+    inner = plain.groupby(self, by=by, level=level, as_index=as_index, sort=sort, group_keys=group_keys,
+                          observed=observed, dropna=dropna)
+    return GroupBy.wrap(inner, sort=sort, as_index=as_index)
+
+
+def astype(self: Any, dtype: Any, copy: bool | None = None, errors: str = "raise") -> Any:
+    """rapidsai/cudf ``dataframe.py`` / ``series.py`` ``astype(dtype, copy=None, errors="raise")``: ``copy``
+    is an ordinary keyword there (dask_cudf's ``group_split_cudf`` passes ``copy=False``); pandas 3
+    deprecates it, so the simulation does not pass it on."""
+    plain = pd.DataFrame if self.ndim == 2 else pd.Series
+    return as_cudf(plain.astype(self, dtype, errors=errors))

@@ -11,16 +11,21 @@ import pandas as pd
 
 from cudf.core.frame import (
     ARROW_MESSAGE,
+    NOT_ITERABLE_MESSAGE,
     Absent,
     CudfLocIndexer,
     SingleColumnHostGuard,
     _from_library,
     apply_udf,
     as_cudf,
+    astype,
     check_column_values,
+    clip,
+    groupby,
     keep_cudf_types,
     nullable_dtype,
 )
+from cudf.core.surface import check_own_methods, enforce
 
 
 class _Accessor:
@@ -34,13 +39,33 @@ class _Accessor:
     def __init__(self, inner: Any) -> None:
         object.__setattr__(self, "_inner", inner)
 
+    _SURFACE: str | None = None  # the accessor's class in cudf_api_surface.json (None: not enforced)
+
     def __getattr__(self, name: str) -> Any:
-        value = getattr(self._inner, name)
+        spec = None
+        from cudf.core.surface import members
+
+        if self._SURFACE is not None and not name.startswith("_") and not _from_library():
+
+            spec = members(self._SURFACE).get(name)
+            if spec is None:
+                raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        try:
+            value = getattr(self._inner, name)
+        except AttributeError:
+            if spec is None:
+                raise
+            raise NotImplementedError(f"cudf's {self._SURFACE}.{name} exists in cudf 26.10.2 but the simulated cudf "
+                                      "does not implement it") from None
         cast = self._DTYPES.get(name)
         if callable(value):
             def call(*args: Any, **kwargs: Any) -> Any:
                 return as_cudf(value(*args, **kwargs))
 
+            if spec is not None:
+                from cudf.core.surface import checked
+
+                return checked(type(self).__name__, name, call, spec, bound=False)
             return call
         result = as_cudf(value)
         if cast is not None and isinstance(result, pd.Series):
@@ -58,10 +83,39 @@ class _Accessor:
         )
 
 
+@check_own_methods("DatetimeProperties")
 class DatetimeProperties(_Accessor):
+    _SURFACE = "DatetimeProperties"
     _DTYPES = {"quarter": "int16"}
 
+    # rapidsai/cudf python/cudf/cudf/core/column/datetime.py ``DatetimeColumn._round_dt`` (26.10.2): the
+    # frequency must be one of these strings exactly (pandas also takes "1D", "15min", "W", offsets...).
+    ROUNDING_FREQUENCIES = ("D", "h", "min", "s", "ms", "us", "ns")
 
+    def _rounded(self, how: str, freq: str) -> Series:
+        if freq not in self.ROUNDING_FREQUENCIES:
+            raise ValueError(f"Invalid resolution: '{freq}'")
+        return as_cudf(getattr(self._inner, how)(freq))
+
+    def floor(self, freq: str) -> Series:
+        return self._rounded("floor", freq)
+
+    def ceil(self, freq: str) -> Series:
+        return self._rounded("ceil", freq)
+
+    def round(self, freq: str) -> Series:
+        return self._rounded("round", freq)
+
+
+class TimedeltaProperties(_Accessor):
+    _SURFACE = "TimedeltaProperties"
+
+
+class StringMethods(_Accessor):
+    _SURFACE = "StringMethods"
+
+
+@enforce("Series", keep=("from_pandas",))  # cudf.from_pandas (dataframe.py) calls it
 @keep_cudf_types
 class Series(SingleColumnHostGuard, pd.Series):
     """A cudf Series held in host memory: pandas underneath, cudf's contract on top."""
@@ -132,10 +186,6 @@ class Series(SingleColumnHostGuard, pd.Series):
         kwargs = {} if na_value is None else {"na_value": na_value}
         return pd.Series(self).to_numpy(dtype=dtype, copy=copy, **kwargs)
 
-    @property
-    def values_host(self) -> np.ndarray:
-        return pd.Series(self).to_numpy()
-
     def __arrow_array__(self, type: Any = None) -> Any:  # noqa: A002 - the protocol's name
         if _from_library():
             import pyarrow as pa
@@ -143,8 +193,20 @@ class Series(SingleColumnHostGuard, pd.Series):
             return pa.Array.from_pandas(pd.Series(self), type=type)
         raise TypeError(ARROW_MESSAGE)
 
-    # cudf.Series has no ``items``/plotting/HTML export (not defined anywhere in rapidsai/cudf core).
-    items = Absent()
+    astype = astype  # cudf's keywords (frame.py)
+    clip = clip  # cudf's own rule for ``axis`` (frame.py)
+    groupby = groupby  # cudf's defaults (sort=False) and groupby objects (frame.py, core/groupby)
+
+    def items(self) -> Any:
+        """rapidsai/cudf ``python/cudf/cudf/core/series.py`` (26.10.2): ``iteritems = items =
+        SingleColumnFrame.__iter__``, i.e. ``NotIterable.__iter__``: present, and refusing."""
+        if _from_library():  # pandas' own use (Series.to_dict, ...)
+            return pd.Series.items(self)
+        raise TypeError(NOT_ITERABLE_MESSAGE.format(type(self).__name__))
+
+    iteritems = items
+
+    # cudf.Series has no plotting/HTML export (not defined anywhere in rapidsai/cudf core).
     plot = Absent()
     hist = Absent()
     to_markdown = Absent()
@@ -158,12 +220,15 @@ class Series(SingleColumnHostGuard, pd.Series):
         return CudfLocIndexer("loc", self)
 
     @property
-    def dt(self) -> DatetimeProperties:  # type: ignore[override]
-        return DatetimeProperties(pd.Series(self).dt)
+    def dt(self) -> DatetimeProperties | TimedeltaProperties:  # type: ignore[override]
+        # rapidsai/cudf series.py ``Series.dt``: DatetimeProperties for datetime64 (kind "M"),
+        # TimedeltaProperties for timedelta64 (kind "m"), otherwise AttributeError
+        inner = pd.Series(self).dt
+        return TimedeltaProperties(inner) if self.dtype.kind == "m" else DatetimeProperties(inner)
 
     @property
-    def str(self) -> _Accessor:  # type: ignore[override]
-        return _Accessor(pd.Series(self).str)
+    def str(self) -> StringMethods:  # type: ignore[override]
+        return StringMethods(pd.Series(self).str)
 
     @property
     def cat(self) -> _Accessor:  # type: ignore[override]
