@@ -426,6 +426,7 @@ def start_client(
     local: bool = False,
     security: Any = None,
     replace: bool = True,
+    dataframes: bool = True,
     **cluster_kwargs: Any,
 ) -> Client:
     """Start (or connect to) the course's cluster and return its ``Client``.
@@ -437,6 +438,11 @@ def start_client(
     ``rmm_pool_size``, ``protocol``, ``dashboard_address``). ``local=True`` always starts a local
     cluster, even where ``$DASK_SCHEDULER_ADDRESS`` is set: for notebooks that size their own
     workers (memory budgets, failures) and must not change a shared cluster.
+
+    ``dataframes=False`` leaves Dask's DataFrame backend as it is: a cluster for arrays (CuPy on GPU
+    workers) where cudf is not installed. The GPU backend then needs dask-cuda only, and a local
+    ``LocalCUDACluster`` starts with cudf's spilling off unless ``enable_cudf_spill=True`` is passed
+    (dask-cuda imports cudf for it); ``describe`` reports the DataFrame backend Dask already had.
     """
     address = address or (None if local else os.environ.get(SCHEDULER_ENV_VAR))
     if address is not None and address.strip():
@@ -447,7 +453,9 @@ def start_client(
             client.close()
             raise
     else:
-        chosen = choose_backend(backend)
+        chosen = choose_backend(backend, dataframes=dataframes)
+        if chosen.name == "gpu" and not dataframes:
+            cluster_kwargs.setdefault("enable_cudf_spill", False)  # dask_cuda/local_cuda_cluster.py: `import cudf`
         dashboard_bind_address()  # a bad $COURSE_DASHBOARD_ADDRESS fails before anything is closed
         _check_worker_memory(memory_limit, threads_per_worker)
         if replace:
@@ -462,7 +470,8 @@ def start_client(
             raise
         if replace:
             _previous.update(client=client, cluster=cluster)
-    configure_dask(chosen)
+    if dataframes:
+        configure_dask(chosen)
     if not quiet:
         print(summary(client))
     return client
@@ -531,6 +540,15 @@ def describe(client: Client) -> dict[str, Any]:
         "external": client.cluster is None,
         "dashboard": dashboard,
     }
+
+
+def workers_share_a_gpu(client: Client) -> bool:
+    """Whether two or more workers compute on the same GPU (the classroom recipe: several
+    ``dask cuda worker`` processes on GPU 0). Libraries that run one NCCL rank per worker refuse
+    that layout (XGBoost's and cuML's collectives, cudf-polars' multi-GPU engine), so the cells that
+    use them need to know."""
+    gpus, gpu_workers = _gpus_of(client, client.scheduler_info(n_workers=-1)["workers"])
+    return gpu_workers > len(gpus)
 
 
 def _plural(count: int, word: str) -> str:

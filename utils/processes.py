@@ -1,7 +1,9 @@
 """A real Dask cluster of separate processes on this machine, started and always stopped.
 
 ``with external_cluster(n_workers=2) as cluster:`` starts one ``dask scheduler`` process and
-``n_workers`` ``dask worker`` processes (one ``dask cuda worker`` with ``gpu=True``), the same
+``n_workers`` ``dask worker`` processes (one ``dask cuda worker`` with ``gpu=True``; with
+``shared_gpu="0"``, ``n_workers`` ``dask cuda worker`` processes that all compute on GPU 0, the
+course's classroom recipe), the same
 commands a multi-node cluster runs, waits until every worker has joined, and gives
 ``cluster.address`` for ``Client(cluster.address)``. Everything listens on 127.0.0.1 on ports the
 operating system picks (``--port 0``; the scheduler writes its address to a scheduler file), so
@@ -130,6 +132,7 @@ class ExternalCluster:
         threads_per_worker: int = 1,
         memory_limit: int | str | None = None,
         gpu: bool = False,
+        shared_gpu: str | None = None,
         tls: bool = False,
         nanny: bool = True,
         env: dict[str, str] | None = None,
@@ -142,7 +145,8 @@ class ExternalCluster:
         self.n_workers = n_workers
         self.threads_per_worker = threads_per_worker
         self.memory_limit = memory_limit if memory_limit is not None else _default_memory_limit(n_workers)
-        self.gpu = gpu
+        self.gpu = gpu or shared_gpu is not None
+        self.shared_gpu = shared_gpu
         self.tls = tls
         self.nanny = nanny
         self.env = dict(env or {})
@@ -184,8 +188,9 @@ class ExternalCluster:
             info = self._wait_for_scheduler_file(scheduler_file)
             self.address = info["address"]
             self.dashboard_port = info.get("services", {}).get("dashboard")
+            worker_env = env if self.shared_gpu is None else {**env, "CUDA_VISIBLE_DEVICES": self.shared_gpu}
             for command in self._worker_commands(scheduler_file, tls_args):
-                self.workers.append(self._launch(f"worker-{len(self.workers)}", command, env))
+                self.workers.append(self._launch(f"worker-{len(self.workers)}", command, worker_env))
             self._wait_for_workers()
         except BaseException:
             self.close()
@@ -210,6 +215,11 @@ class ExternalCluster:
         common = ["--scheduler-file", str(scheduler_file), "--host", LOCAL_HOST, "--protocol", self.protocol,
                   "--nthreads", str(self.threads_per_worker), "--memory-limit", str(self.memory_limit),
                   "--no-dashboard", "--dashboard-address", f"{LOCAL_HOST}:0", *tls_args]
+        if self.shared_gpu is not None:  # the classroom recipe: one `dask cuda worker` per worker, all on one GPU,
+            # each with its share of the device memory (the default 80 % assumes a worker has the GPU to itself)
+            share = f"{0.8 / self.n_workers:.2f}"
+            return [[dask_command(), "cuda", "worker", *common, "--device-memory-limit", share,
+                     "--local-directory", str(self.directory / f"gpu-{i}")] for i in range(self.n_workers)]
         if self.gpu:  # one command per machine; it starts one worker per visible GPU itself
             return [[dask_command(), "cuda", "worker", *common, "--local-directory", str(self.directory / "gpu")]]
         return [
