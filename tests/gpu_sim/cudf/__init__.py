@@ -6,12 +6,9 @@ numba-compiled UDFs, ``.loc`` label slices on a datetime index. Nothing here tou
 nothing it computes is a GPU result. Sources: rapidsai/cudf ``python/cudf/cudf`` (26.10 snapshot).
 """
 
-from __future__ import annotations
-
 import pandas as _pd
 
 from cudf import api, core, errors, io, options
-from cudf.api.types import is_scalar
 from cudf.core.dataframe import DataFrame, from_pandas, merge
 from cudf.core.dtypes import (
     CategoricalDtype,
@@ -58,6 +55,15 @@ __all__ = [
     "NA", "CategoricalDtype", "CategoricalIndex", "DataFrame", "DatetimeIndex", "Decimal32Dtype", "Decimal64Dtype",
     "Decimal128Dtype", "Grouper", "Index", "IntervalDtype", "ListDtype", "MultiIndex", "NaT", "NamedAgg", "RangeIndex",
     "Series", "StructDtype", "api", "concat", "core", "date_range", "describe_option", "dtype", "errors",
-    "from_pandas", "get_option", "io", "is_scalar", "merge", "option_context", "options", "read_csv", "read_parquet",
+    "from_pandas", "get_option", "io", "merge", "option_context", "options", "read_csv", "read_parquet",
     "set_option", "to_datetime",
 ]
+
+try:  # XGBoost's device path on this cudf, in every process that imports it (tests/gpu_sim/xgboost_device_sim.py)
+    from xgboost_device_sim import install as _install_xgboost_device_path
+except ModuleNotFoundError as missing:  # pragma: no cover - the simulation's folder is not on sys.path
+    if missing.name != "xgboost_device_sim":
+        raise
+else:
+    _install_xgboost_device_path()
+    del _install_xgboost_device_path
