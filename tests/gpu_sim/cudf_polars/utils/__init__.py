@@ -1,0 +1,1 @@
+"""Simulated ``cudf_polars.utils``: versions and configuration."""

@@ -1,0 +1,1 @@
+"""Simulated ``cuml.internals``: the estimator base class and input validation."""
