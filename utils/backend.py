@@ -20,6 +20,7 @@ BACKEND_ENV_VAR = "COURSE_BACKEND"
 CHOICES = ("auto", "cpu", "gpu")
 NAMES = ("cpu", "gpu")
 GPU_PACKAGES = ("cudf", "dask_cudf", "dask_cuda")
+DATAFRAME_PACKAGES = ("cudf", "dask_cudf")  # what a GPU cluster without DataFrames (CuPy arrays only) can lack
 
 
 @dataclass(frozen=True)
@@ -43,12 +44,13 @@ def missing_gpu_packages() -> list[str]:
     return [name for name in GPU_PACKAGES if not installed(name)]
 
 
-def choose_backend(requested: str | None = None, gpus: int | None = None) -> Backend:
+def choose_backend(requested: str | None = None, gpus: int | None = None, dataframes: bool = True) -> Backend:
     """Pick cpu or gpu from ``requested`` (else ``$COURSE_BACKEND``, else auto-detection).
 
     ``gpus`` defaults to the GPUs this process may use (``utils.machine.gpu_count``, which
     honours ``CUDA_VISIBLE_DEVICES``). Asking for ``gpu`` where it cannot run is an error, never
-    a silent CPU run.
+    a silent CPU run. ``dataframes=False`` chooses for GPU workers alone (CuPy arrays, no cudf
+    DataFrames): the GPU then needs dask-cuda but not cudf/dask_cudf.
     """
     wanted = (requested or os.environ.get(BACKEND_ENV_VAR) or "auto").strip().lower()
     if wanted not in CHOICES:
@@ -56,7 +58,8 @@ def choose_backend(requested: str | None = None, gpus: int | None = None) -> Bac
     gpus = gpu_count() if gpus is None else gpus
     if wanted == "cpu":
         return Backend("cpu", f"{BACKEND_ENV_VAR}=cpu was requested")
-    missing = missing_gpu_packages()
+    missing = [name for name in missing_gpu_packages() if dataframes or name not in DATAFRAME_PACKAGES]
+    needed = "cudf/dask-cuda are" if dataframes else "dask-cuda is"
     if wanted == "gpu":
         if gpus == 0:
             raise ValueError(
@@ -69,7 +72,7 @@ def choose_backend(requested: str | None = None, gpus: int | None = None) -> Bac
             )
         return Backend("gpu", f"{BACKEND_ENV_VAR}=gpu was requested and {gpus} GPU(s) are visible")
     if gpus and not missing:
-        return Backend("gpu", f"{gpus} NVIDIA GPU(s) found and cudf/dask-cuda are installed")
+        return Backend("gpu", f"{gpus} NVIDIA GPU(s) found and {needed} installed")
     if gpus:
         return Backend("cpu", f"{gpus} GPU(s) found but {', '.join(missing)} not installed")
     return Backend("cpu", "no NVIDIA GPU found")

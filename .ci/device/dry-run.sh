@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Dry run of gpu-check.sh on this machine (no GPU, Python 3.11 here): a sandbox that holds only
 #   - the carried packages (the same versions as .whl/, as CPython 3.11 wheels: fetch-wheels.sh),
-#   - the GPU machine's own packages named by the 'have' lines of .ci/device/packages.txt, installed
-#     from wheels (at the CPU environment's versions where constraints.txt pins them), except
-#     cupy-cuda13x (needs the CUDA libraries: skipped and named as skipped) and nvidia-ml-py
-#     (replaced by the simulated pynvml, tests/gpu_sim/pynvml.py, linked alone into $SANDBOX/nvml so that the
-#     rest of the simulation (dask_cuda, cudf, rmm) cannot shadow the carried packages),
+#   - the GPU machine's own packages named by the 'have' lines of .ci/device/packages.txt for the CUDA major
+#     (CUDA_MAJOR, default 13: the simulated NVML's answer), installed from wheels (at the CPU environment's
+#     versions where constraints.txt pins them), except cupy-cudaNNx (needs the CUDA libraries: skipped and
+#     named as skipped) and nvidia-ml-py (replaced by the simulated pynvml, tests/gpu_sim/pynvml.py, linked
+#     alone into $SANDBOX/nvml so that the rest of the simulation (dask_cuda, cudf, rmm) cannot shadow the
+#     carried packages),
 # run with `python -S` (no site-packages: nothing of this machine's environments leaks in), up to
-# the end of the preflight. Needs PyPI. Usage: bash .ci/device/dry-run.sh [SANDBOX_DIR]
+# the end of the preflight; the run report (gpu-run.md) is written to $SANDBOX/out as on a GPU machine.
+# Needs PyPI. Usage: [CUDA_MAJOR=12] bash .ci/device/dry-run.sh [SANDBOX_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SANDBOX=${1:-$(mktemp -d /tmp/gpu-dry-run.XXXXXX)}
@@ -15,9 +17,10 @@ PIP_PYTHON=${PIP_PYTHON:-.venv/bin/python}
 PY=${PY:-.venv/bin/python}
 py_version=$("$PY" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
 echo "== sandbox $SANDBOX (Python $py_version)"
-PY_VERSION=$py_version DEST="$SANDBOX/wheels" PIP_PYTHON="$PIP_PYTHON" bash .ci/device/fetch-wheels.sh
-mapfile -t have < <(sed -n 's/^have[[:space:]]\+\([^#]*[^#[:space:]]\).*/\1/p' .ci/device/packages.txt \
-  | grep -v -e '^cupy-cuda13x' -e '^nvidia-ml-py')
+PY_VERSION=$py_version DEST="$SANDBOX/wheels" PIP_PYTHON="$PIP_PYTHON" bash .ci/device/fetch-wheels.sh "${CUDA_MAJOR:-}"
+major=${CUDA_MAJOR:-13}
+mapfile -t have < <("$PIP_PYTHON" -m tools.gpu_preflight --list have --python-version "$py_version" \
+  --cuda-major "$major" | grep -v -e '^cupy-cuda' -e '^nvidia-ml-py')
 rm -rf "$SANDBOX/machine-wheels" "$SANDBOX/machine"
 "$PIP_PYTHON" -m pip download --quiet --no-deps --only-binary=:all: --python-version "$py_version" \
   --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
@@ -28,5 +31,5 @@ rm -rf "$SANDBOX/machine-wheels" "$SANDBOX/machine"
 rm -rf "$SANDBOX/nvml" && mkdir -p "$SANDBOX/nvml" && ln -s "$PWD/tests/gpu_sim/pynvml.py" "$SANDBOX/nvml/pynvml.py"
 echo "== gpu-check.sh with DRY_RUN=1"
 DRY_RUN=1 PYTHON="$PY" PYTHON_FLAGS=-S PIP_PYTHON="$PIP_PYTHON" WHEELS="$SANDBOX/wheels" SITE="$SANDBOX/site" \
-  EXTRA_PATH="$SANDBOX/machine:$SANDBOX/nvml" PREFLIGHT_SKIP="cupy cupy-cuda13x nvidia-ml-py" \
-  bash .ci/device/gpu-check.sh
+  OUT="$SANDBOX/out" EXTRA_PATH="$SANDBOX/machine:$SANDBOX/nvml" \
+  PREFLIGHT_SKIP="cupy cupy-cuda${major}x nvidia-ml-py" bash .ci/device/gpu-check.sh
