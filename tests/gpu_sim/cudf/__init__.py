@@ -23,12 +23,14 @@ from cudf.core.dtypes import (
 from cudf.core.frame import register_tokenizer as _register_tokenizer
 from cudf.core.index import CategoricalIndex, DatetimeIndex, Index, RangeIndex
 from cudf.core.multiindex import MultiIndex
+from cudf.core.pandas_boundary import install as _install_pandas_boundary
 from cudf.core.reshape import concat
 from cudf.core.series import Series
 from cudf.io import read_csv, read_parquet
 from cudf.options import describe_option, get_option, option_context, set_option
 
 _register_tokenizer(DataFrame, Series)
+_install_pandas_boundary()
 
 __version__ = "26.10.2+sim"
 __git_commit__ = ""

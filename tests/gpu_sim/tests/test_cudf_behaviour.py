@@ -67,3 +67,18 @@ def test_dt_floor_and_round_take_only_cudfs_frequencies():
     for frequency in ("1D", "15min", "W", "MS"):
         with pytest.raises(ValueError, match=f"Invalid resolution: '{frequency}'"):
             times.dt.floor(frequency)
+
+
+def test_pandas_given_a_cudf_object_needs_a_host_copy_and_is_refused():
+    # pandas core/construction.py sanitize_array: np.array(data) for a new column, which cudf refuses
+    # (core/frame.py Frame.__array__); pandas core/reshape/concat.py refuses non-pandas objects. cudf's own
+    # methods take cudf arguments.
+    host = pd.DataFrame({"a": [1.0, 2.0]})
+    device = cudf.Series([3.0, 4.0])
+    with pytest.raises(TypeError, match="Implicit conversion to a host NumPy array"):
+        host.assign(b=device)
+    with pytest.raises(TypeError, match="cannot concatenate object of type"):
+        pd.concat([host, cudf.DataFrame({"a": [5.0]})])
+    frame = cudf.DataFrame({"a": [1.0, 2.0]})
+    assert frame.assign(b=device).to_pandas()["b"].tolist() == [3.0, 4.0]
+    assert frame[frame["a"] > 1.0].to_pandas()["a"].tolist() == [2.0]

@@ -213,6 +213,13 @@ def test_two_ranks_on_two_devices_train(client):
     _two_ranks_on(client, on_gpu=True, device="cuda")
 
 
+def run_with_the_simulation(script: str) -> None:
+    """Run ``script`` in a fresh Python whose path starts with the simulation; it must succeed."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SIM), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
 @pytest.mark.parametrize("order", ["cudf first", "xgboost first"])
 def test_every_process_that_imports_cudf_is_patched_whatever_the_order(order):
     imports = "import cudf, xgboost.dask" if order == "cudf first" else "import xgboost.dask, cudf"
@@ -223,9 +230,7 @@ def test_every_process_that_imports_cudf_is_patched_whatever_the_order(order):
               "assert xgboost.data.CudfTransformed.__init__.__module__ == 'xgboost_device_sim'\n"
               "assert dd._make_empty.__module__ == 'xgboost_device_sim'\n"
               "assert xgboost.dask.worker_train.__module__ == 'xgboost_device_sim'\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SIM), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    run_with_the_simulation(script)
 
 
 def test_without_cudf_xgboost_is_left_alone():
@@ -234,7 +239,5 @@ def test_without_cudf_xgboost_is_left_alone():
               "assert not any(type(f).__name__ == 'PostImportFinder' for f in sys.meta_path)\n"
               "assert xgboost.core._LIB.XGDMatrixCreateFromCudaColumnar is not "
               "xgboost.core._LIB.XGDMatrixCreateFromColumnar\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SIM), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    run_with_the_simulation(script)
 

@@ -21,6 +21,7 @@ from cudf.core.frame import (
     check_column_values,
     clip,
     groupby,
+    host_copy_allowed,
     keep_cudf_types,
     nullable_dtype,
 )
@@ -111,7 +112,7 @@ class DataFrame(pd.DataFrame):
         return pd.DataFrame(self).to_numpy(dtype=dtype, copy=copy, **kwargs)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        if _from_library():
+        if host_copy_allowed(self):
             return np.asarray(pd.DataFrame(self).to_numpy(), dtype=dtype)
         raise TypeError(ARRAY_MESSAGE)
 

@@ -47,6 +47,35 @@ def _from_library(depth: int = 2) -> bool:
     return frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in _LIBRARY_PACKAGES
 
 
+_SIMULATION_PACKAGES = frozenset({"cudf", "dask_cudf"})
+_HOST_LIBRARIES = frozenset({"pandas", "numpy", "pyarrow"})
+
+
+def host_copy_allowed(obj: Any, depth: int = 2) -> bool:
+    """Whether an implicit host copy of ``obj`` (``__array__``, ``__arrow_array__``, iteration) is
+    pandas working inside a cudf object (a pandas method whose ``self`` is a simulated cudf object,
+    or pandas called by the simulation) rather than pandas, NumPy or PyArrow *given* a cudf object by
+    other code: ``pandas_frame.assign(x=cudf_series)``, ``pd.Series(np.asarray(cudf_series))``,
+    ``pa.array(cudf_series)`` reach ``__array__`` on a GPU and fail there (cudf ``core/frame.py``)."""
+    try:
+        frame = sys._getframe(depth)
+    except ValueError:
+        return False
+    while frame is not None and frame.f_code in TRANSPARENT:
+        frame = frame.f_back
+    while frame is not None:
+        package = frame.f_globals.get("__name__", "").partition(".")[0]
+        if package in _SIMULATION_PACKAGES:
+            return True
+        if package not in _HOST_LIBRARIES:
+            return False
+        owner = frame.f_locals.get("self")
+        if owner is obj or type(owner).__module__.partition(".")[0] == "cudf":
+            return True  # pandas running a (simulated) cudf method: cudf handles its own arguments
+        frame = frame.f_back
+    return False
+
+
 def as_cudf(obj: Any) -> Any:
     """Re-type a pandas result of a pandas method as the cudf class the real method returns (cudf
     methods return cudf objects); other objects pass through."""
@@ -185,12 +214,12 @@ class SingleColumnHostGuard:
     bases, before the pandas class whose methods it guards; the library's own calls pass."""
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        if _from_library():
+        if host_copy_allowed(self):
             return np.asarray(self._values, dtype=dtype)
         raise TypeError(ARRAY_MESSAGE)
 
     def __iter__(self) -> Any:
-        if _from_library():
+        if host_copy_allowed(self):
             return super().__iter__()
         raise TypeError(NOT_ITERABLE_MESSAGE.format(type(self).__name__))
 

@@ -22,6 +22,7 @@ from cudf.core.frame import (
     check_column_values,
     clip,
     groupby,
+    host_copy_allowed,
     keep_cudf_types,
     nullable_dtype,
 )
@@ -187,7 +188,7 @@ class Series(SingleColumnHostGuard, pd.Series):
         return pd.Series(self).to_numpy(dtype=dtype, copy=copy, **kwargs)
 
     def __arrow_array__(self, type: Any = None) -> Any:  # noqa: A002 - the protocol's name
-        if _from_library():
+        if host_copy_allowed(self):
             import pyarrow as pa
 
             return pa.Array.from_pandas(pd.Series(self), type=type)
