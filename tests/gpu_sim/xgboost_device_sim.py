@@ -113,7 +113,7 @@ def meta_from_cudf_series(data: Any, field: str, handle: Any) -> None:
 def use_host_twins(lib: Any) -> None:
     """Point the CUDA columnar entry points of the loaded ``libxgboost`` at their host twins."""
     for cuda_name, host_name in HOST_TWINS.items():
-        setattr(lib, cuda_name, getattr(lib, host_name))
+        _replace(lib, cuda_name, getattr(lib, host_name))
 
 
 def host_prediction_output(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -217,23 +217,32 @@ def checked_worker_train(original: Callable[..., Any]) -> Callable[..., Any]:
 # --- installing the substitutions -----------------------------------------------------------------------------------
 
 
+def _replace(owner: object, name: str, new: object) -> None:
+    """Replace ``owner.name``, which must exist: a name a new XGBoost release renamed fails here, loudly,
+    instead of adding an attribute nothing calls."""
+    if not hasattr(owner, name):
+        raise AttributeError(f"xgboost {getattr(owner, '__name__', owner)!s} has no {name}: re-read the "
+                             "substitution against this XGBoost release (tests/gpu_sim/README.md)")
+    setattr(owner, name, new)
+
+
 def _patch_core(module: ModuleType) -> None:
     use_host_twins(module._LIB)
-    module._prediction_output = host_prediction_output(module._prediction_output)
+    _replace(module, "_prediction_output", host_prediction_output(module._prediction_output))
 
 
 def _patch_data(module: ModuleType) -> None:
-    module.CudfTransformed.__init__ = cudf_transformed_init
-    module._meta_from_cudf_series = meta_from_cudf_series
+    _replace(module.CudfTransformed, "__init__", cudf_transformed_init)
+    _replace(module, "_meta_from_cudf_series", meta_from_cudf_series)
 
 
 def _patch_dask_data(module: ModuleType) -> None:
-    module._make_empty = make_empty
-    module._get_is_cuda = checked_is_cuda(module._get_is_cuda)
+    _replace(module, "_make_empty", make_empty)
+    _replace(module, "_get_is_cuda", checked_is_cuda(module._get_is_cuda))
 
 
 def _patch_dask(module: ModuleType) -> None:
-    module.worker_train = checked_worker_train(module.worker_train)
+    _replace(module, "worker_train", checked_worker_train(module.worker_train))
 
 
 PATCHES: dict[str, Callable[[ModuleType], None]] = {

@@ -241,3 +241,13 @@ def test_without_cudf_xgboost_is_left_alone():
               "xgboost.core._LIB.XGDMatrixCreateFromColumnar\n")
     run_with_the_simulation(script)
 
+
+
+def test_a_substitution_whose_target_a_release_renamed_fails_loudly():
+    import types
+
+    import xgboost_device_sim
+
+    module = types.ModuleType("xgboost.data")
+    with pytest.raises(AttributeError, match="has no _meta_from_cudf_series: re-read the substitution"):
+        xgboost_device_sim._replace(module, "_meta_from_cudf_series", object())
