@@ -9,7 +9,7 @@ The header names the machine (date, host, CPU, Python, GPUs with the NVIDIA driv
 versions from NVML, CuPy's CUDA runtime, library versions); then one row per test with pytest's
 outcome, seconds and the reason for a skip or failure; then what each test recorded with
 ``record_property`` (sizes, timings, result types). Both files are rewritten after every test, so a
-run that is killed (a timeout on a lent GPU machine) still leaves the outcomes it reached.
+run that is killed (a time limit on the GPU machine) still leaves the outcomes it reached.
 
 The run report has one row per step of gpu-check.sh, written as each step ends (whatever the later
 steps do), and one table of the course's GPU paths: proved here, failed, or not proved here and why

@@ -443,7 +443,7 @@ def test_killed():
 
 
 def test_a_killed_pytest_run_leaves_the_outcomes_it_reached(tmp_path):
-    """A lent GPU machine's time runs out mid-run: the report still holds the tests that finished."""
+    """A GPU machine's time limit stops the run midway: the report still holds the tests that finished."""
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / "test_killed.py").write_text(KILLED_TESTS)
     done = _python("-m", "pytest", str(tmp_path / "test_killed.py"), "-p", "no:cacheprovider",

@@ -43,7 +43,7 @@ def get_total_device_memory() -> int | None:
 
 @dataclasses.dataclass
 class DaskContext:
-    """The Dask cluster a ``DaskEngine`` runs on (only valid in the session that created it)."""
+    """The Dask cluster a ``DaskEngine`` runs on (only valid in the process and engine that created it)."""
 
     client: Any
     rapidsmpf_id: str
