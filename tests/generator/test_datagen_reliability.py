@@ -336,14 +336,14 @@ def test_partitions_that_cannot_fit_in_memory_are_refused_before_writing(tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
-def test_memory_constants_are_a_safe_upper_bound_of_the_real_peak():
+def test_memory_constants_are_a_safe_upper_bound_of_the_real_peak(tmp_path):
     """Re-measure the peak the way the comment on PEAK_BYTES_PER_ROW says, in a fresh process."""
     code = textwrap.dedent("""
-        import pathlib, resource, tempfile
+        import pathlib, resource, sys
         import psutil
         from utils.datagen.params import make_params
         from utils.datagen.writers import write_partition
-        d = pathlib.Path(tempfile.mkdtemp())
+        d = pathlib.Path(sys.argv[1])  # pytest's tmp_path: removed after a passing run
         (d / "csv").mkdir(); (d / "parquet").mkdir()
         write_partition(str(d), make_params("tiny", rows=20_000, partitions=1, customers=500), 0)
         own = psutil.Process().memory_full_info().uss
@@ -351,7 +351,7 @@ def test_memory_constants_are_a_safe_upper_bound_of_the_real_peak():
         write_partition(str(d), make_params("tiny", rows=500_000, partitions=1, customers=20_000), 0)
         print(own + resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base)
     """)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     bound = sizes.partition_peak_bytes(make_params("tiny", rows=500_000, partitions=1, customers=20_000))
     assert int(done.stdout) < bound
