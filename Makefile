@@ -29,15 +29,11 @@ lab: $(STAMP) data  ## set up, generate the default data, start JupyterLab on th
 	$(BIN)/python -m tools.lab_setup
 	DASK_CONFIG="$(CURDIR)/binder/dask" $(BIN)/jupyter lab $(LAB_ROOT) --notebook-dir=. --LabApp.default_url=/lab/tree/$(FIRST_NOTEBOOK)
 
-test: $(STAMP)  ## the whole test suite: unit tests, every notebook under nbval (tiny scale), the external-cluster pass, the GPU-mode passes on 1 and 2 simulated GPUs and on one simulated GPU shared by 2 workers
-	COURSE_SCALE=tiny $(BIN)/python -m pytest
-	COURSE_SCALE=tiny $(BIN)/python -m tools.external_pass
-	COURSE_SCALE=tiny $(BIN)/python tests/gpu_sim/notebook_pass.py --gpus 1
-	COURSE_SCALE=tiny $(BIN)/python tests/gpu_sim/notebook_pass.py --gpus 2
-	COURSE_SCALE=tiny $(BIN)/python tests/gpu_sim/notebook_pass.py --shared-gpu
+test: $(STAMP)  ## the whole test suite, its passes side by side (python -m tools.test_suite): unit, repository and browser tests; every notebook once on the CPU under nbval with every exercise graded; once against an external cluster; once each in GPU mode on 1 and 2 simulated GPUs and on one shared by 2 workers
+	$(BIN)/python -m tools.test_suite
 
-test-quick: $(STAMP)  ## for development: unit tests and every notebook once on the CPU (no external or GPU-mode pass)
-	COURSE_SCALE=tiny $(BIN)/python -m pytest
+test-quick: $(STAMP)  ## for development: unit tests and every notebook once on the CPU with its exercises graded, one pass (no external or GPU-mode pass)
+	COURSE_SCALE=tiny $(BIN)/python -m pytest --course-exercises
 
 test-gpu-sim: $(STAMP)  ## every notebook in GPU mode on the simulated RAPIDS stack: 1 then 2 simulated GPUs, then 2 workers sharing 1 (tests/gpu_sim)
 	COURSE_SCALE=tiny $(BIN)/python tests/gpu_sim/notebook_pass.py --gpus 1

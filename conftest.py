@@ -14,6 +14,8 @@ os.environ.setdefault("COURSE_SCALE", "tiny")
 os.environ.setdefault("DASK_DISTRIBUTED__LOGGING__DISTRIBUTED", "error")
 os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # a debugger warning in kernels
 _progress_dir: str | None = None
+# nbval, extended: exercises graded inside the notebook's run, executed copies for the site (both opt-in).
+pytest_plugins = ["tests.support.exercise_grading", "tests.support.executed_copies"]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -38,7 +38,7 @@ def test_an_active_conda_environment_is_used_as_it_is(target):
     assert f"{CONDA}/bin/python -m pip install --quiet --no-deps -e ." in out
     kernel = '-m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)"'
     assert f"{CONDA}/bin/python {kernel}" in out
-    expected = {"lab": f"{CONDA}/bin/jupyter lab", "test": f"COURSE_SCALE=tiny {CONDA}/bin/python -m pytest",
+    expected = {"lab": f"{CONDA}/bin/jupyter lab", "test": f"{CONDA}/bin/python -m tools.test_suite",
                 "gpu-check": f"{CONDA}/bin/python -m tools.gpu_check"}[target]
     assert expected in out
 
@@ -50,7 +50,7 @@ def test_otherwise_the_pinned_venv(conda, tmp_path):
     out = _commands(_make("test", VENV=str(venv), **conda))
     assert "using the active conda environment" not in out
     assert f"-m venv {venv}" in out and f"{venv}/bin/python -m pip install --quiet -r requirements.txt" in out
-    assert f"COURSE_SCALE=tiny {venv}/bin/python -m pytest" in out
+    assert f"{venv}/bin/python -m tools.test_suite" in out
 
 
 def test_constraints_are_never_frozen_from_a_conda_environment():

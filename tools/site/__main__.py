@@ -50,15 +50,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.site", description=DOC.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     build_command = commands.add_parser("build", help="execute the notebooks, build the site into build/site/html")
-    build_command.add_argument("--reuse-executed", action="store_true",
-                               help="for development: keep the executed copy of a notebook that has not changed")
+    build_command.add_argument("--fresh", action="store_true",
+                               help="execute every notebook again, even one with a reusable copy (the test "
+                                    "suite's CPU pass, or an earlier build, of the same notebook)")
     serve_command = commands.add_parser("serve", help="serve the built site on 127.0.0.1")
     serve_command.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
     commands.add_parser("check", help="check the built site's internal links and anchors; list external links")
     args = parser.parse_args(argv)
     dirs = BuildDirs(BUILD_DIR)
     if args.command == "build":
-        return _build(dirs, args.reuse_executed)
+        return _build(dirs, reuse=not args.fresh)
     if args.command == "serve":
         return _serve(dirs, args.port)
     return _check(dirs)

@@ -52,15 +52,16 @@ def render(dirs: BuildDirs) -> None:
                         + "\n".join(problems[:20]))
 
 
-def build(dirs: BuildDirs | None = None, reuse: bool = False, log: Callable[[str], None] = print) -> BuildResult:
-    """The whole site into ``dirs.html`` (default ``build/site/``); ``reuse`` keeps executed copies of
-    unchanged notebooks."""
+def build(dirs: BuildDirs | None = None, reuse: bool = True, log: Callable[[str], None] = print) -> BuildResult:
+    """The whole site into ``dirs.html`` (default ``build/site/``); ``reuse`` takes the executed copies
+    of unchanged notebooks that the test suite (or an earlier build) made as the site's label says."""
     dirs = dirs or BuildDirs(BUILD_DIR)
     course = load_course(ROOT / INDEX)
     repository = repository_url()
     seconds: dict[str, float] = {}
     started = time.perf_counter()
-    log(f"executing {len(course.notebooks)} notebooks (COURSE_SCALE={BUILD_SCALE}, CPU backend), one at a time")
+    log(f"the executed notebooks (COURSE_SCALE={BUILD_SCALE}, CPU backend): the test suite's copies of "
+        "unchanged notebooks, the others executed now, one at a time")
     try:
         executions = execute_all([(nb, ROOT / "notebooks" / nb.file) for nb in course.notebooks],
                                  dirs.executed, dirs.run, reuse=reuse, log=log)

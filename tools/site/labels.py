@@ -18,6 +18,7 @@ BUILD_SCALE = "tiny"
 BACKEND_LINE = re.compile(r"^Backend\s*:\s*(.+?)\s*$", re.M)
 CLUSTER_LINE = re.compile(r"^Cluster\s*:\s*(.+?)\s*$", re.M)
 LABEL_CLASS = "course-run-label"
+CPU_BACKEND_LINE = "cpu (pandas)"  # how the setup cell's "Backend : ..." line starts on the CPU backend
 
 
 class DishonestLabel(RuntimeError):
@@ -48,7 +49,7 @@ def executed_cluster(nb: nbformat.NotebookNode) -> str | None:
 def label(notebook: Notebook, nb: nbformat.NotebookNode, day: str, rows: int, repository: str) -> str:
     """The MyST admonition shown under the notebook's title."""
     backend = executed_backend(nb)
-    if backend is not None and not backend.startswith("cpu (pandas)"):
+    if backend is not None and not backend.startswith(CPU_BACKEND_LINE):
         raise DishonestLabel(f"{notebook.file} ran on '{backend}', but the site says CPU (pandas)")
     cluster = executed_cluster(nb)
     where = f"on the cluster its setup cell reports ({cluster})" if cluster else "(this notebook starts no cluster)"
