@@ -17,11 +17,11 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from tools.notebook_format import exercises
 from utils.datagen.manifest import REPO_ROOT
+from utils.notebook_grammar import course_notebooks, exercises
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
-NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = course_notebooks(NOTEBOOK_DIR)
 
 # notebook -> one (wrong answer, part of the failure message) per exercise, in order.
 WRONG_ANSWERS: dict[str, list[tuple[str, str]]] = {
@@ -127,7 +127,7 @@ def _run(client: NotebookClient, cell, index: int, source: str | None = None):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_every_exercise_grades_the_learner(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
-    found = exercises(nb)
+    found = [exercise for exercise in exercises(nb) if exercise.complete]
     wrong = WRONG_ANSWERS.get(path.stem, [])
     assert len(found) == len(wrong), f"{path.name}: {len(found)} exercises, {len(wrong)} wrong answers listed here"
     by_answer_cell = {exercise.answer_cell: (exercise, bad) for exercise, bad in zip(found, wrong, strict=True)}
@@ -143,7 +143,7 @@ def test_every_exercise_grades_the_learner(path: Path) -> None:
                 continue
             exercise, (wrong_code, message) = by_answer_cell[index]
             check = nb.cells[exercise.check_cell]
-            name = f"{path.name} {exercise.heading}"
+            name = f"{path.name} {exercise.title}"
 
             _run(client, cell, index)
             untouched = _run(client, check, exercise.check_cell, check.source)
