@@ -30,25 +30,37 @@ import argparse
 import platform
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
+from utils.notebook_grammar import (
+    ANSWER_MARK,
+    CLOSING_HEADING,
+    DETAILS,
+    EXERCISE_HEADING,
+    EXERCISE_PREFIX,
+    FOOTER_SECTIONS,
+    GRADE_PREFIX,
+    HEADER_FIELDS,
+    REVIEW_FILE,
+    SECTION,
+    TEMPLATE_NAME,
+    TITLE,
+    WHATS_NEXT_HEADING,
+    cell_source,
+    is_answer_cell,
+    solution_code,
+)
+
 CHECK_MARK = "# NBVAL_CHECK_OUTPUT"
-EXERCISE_MARK = "# Your code here"
-GRADE_CALL = "checks.grade("
-TEMPLATE_NAME = "_template.ipynb"
-REVIEW_NAME = re.compile(r"^\d\d_review\.ipynb$")
 ASK = re.compile(r'^(# NBVAL_CHECK_OUTPUT\n)?quiz\.ask\("([^"]+)"\)$')
 ANSWER = re.compile(r'^quiz\.answer\("([^"]+)", (.*?)\)(\s*#.*)?$')
 QUESTION_COUNT = re.compile(r"\b(\d+) questions\b")  # the review's header: "answer N questions on ..."
 REVIEW_SECTION = re.compile(r"^## (\d+ · \S.*|Your score|What's next)$")
-HEADER_SECTIONS = ("**Overview.**", "**Prerequisites.**", "**Time.**", "**Exam domains.**")
-FOOTER_SECTIONS = ("## Summary", "## Review questions", "## What's next")
+HEADER_SECTIONS = tuple(f"**{field}.**" for field in HEADER_FIELDS)
 # The last cell of a lesson: the cluster stays up after Run All (the dashboard link, the Dask sidebar
 # and the exercises need it), and closing it is the learner's explicit step.
-CLOSING_HEADING = "## When you are done"
 CLOSING_CELL = f"""{CLOSING_HEADING}
 
 The cluster keeps running after Run All, so the dashboard link at the top, the Dask sidebar and
@@ -61,11 +73,6 @@ utils.shutdown(client)
 # A lesson's reading must fit its teaching minutes: reference detail goes into collapsed
 # "Going further" blocks (<details><summary>Going further: ...</summary> ... </details>).
 MAX_OPEN_WORDS = 3000
-DETAILS = re.compile(r"<details>.*?</details>", re.S)
-TITLE = re.compile(r"^# (\d\d|NN) · \S.*")
-SECTION = re.compile(r"^## (\d+ · \S.*|Exercises|Summary|Review questions|What's next|When you are done)$")
-EXERCISE_HEADING = re.compile(r"^### Exercise \d+ · \S.*")
-SOLUTION = re.compile(r"<details>\s*<summary>\s*Solution.*?</summary>.*?```python\n(.*?)```", re.S)
 # What `make lab` installs (Makefile: ipykernel install --name python3 --display-name ...).
 KERNELSPEC = {"display_name": "Python 3 (course)", "language": "python", "name": "python3"}
 # What the course kernel (ipykernel) reports about its language, which JupyterLab writes into the
@@ -91,61 +98,12 @@ FORBIDDEN = (
 )
 
 
-@dataclass(frozen=True)
-class Exercise:
-    """Where one exercise's cells are, and its solution code."""
-
-    heading: str
-    answer_cell: int
-    solution_cell: int
-    check_cell: int
-    solution: str
-
-
-def source(cell) -> str:
-    return cell.get("source", "") if isinstance(cell.get("source"), str) else "".join(cell["source"])
-
-
-def solution_code(markdown: str) -> str | None:
-    """The Python code of a collapsed ``<details><summary>Solution`` block, if the cell has one."""
-    match = SOLUTION.search(markdown)
-    return match.group(1) if match else None
-
-
-def solution_markdown(code: str) -> str:
-    """The markdown cell that holds an exercise's solution, collapsed until the learner clicks."""
-    return f"<details><summary>Solution (click to show)</summary>\n\n```python\n{code.strip()}\n```\n\n</details>"
-
-
-def is_answer_cell(cell) -> bool:
-    return cell.cell_type == "code" and source(cell).lstrip().startswith(EXERCISE_MARK)
-
-
-def exercises(nb) -> list[Exercise]:
-    """Every exercise of a notebook, in order (cells that do not fit the pattern are skipped;
-    ``check_notebook`` reports them)."""
-    found = []
-    cells = nb.cells
-    for i, cell in enumerate(cells):
-        if not is_answer_cell(cell) or i + 2 >= len(cells) or i == 0:
-            continue
-        code = solution_code(source(cells[i + 1])) if cells[i + 1].cell_type == "markdown" else None
-        if code is None or GRADE_CALL not in source(cells[i + 2]):
-            continue
-        headings = [source(c) for c in cells[:i] if c.cell_type == "markdown" and "### Exercise" in source(c)]
-        heading = next(
-            (line for line in reversed(headings[-1].splitlines()) if line.startswith("### Exercise")), ""
-        ) if headings else ""
-        found.append(Exercise(heading.removeprefix("### ").strip(), i, i + 1, i + 2, code))
-    return found
-
-
 def check_notebook(path: Path) -> list[str]:
     """Return the template violations of one notebook (empty when it conforms)."""
     nb = nbformat.read(path, as_version=4)
     problems = _check_metadata(nb)
     cells = nb.cells
-    if REVIEW_NAME.match(path.name):
+    if REVIEW_FILE.match(path.name):
         return [f"{path.name}: {p}" for p in problems + check_review(path, cells)]
     if len(cells) < 4:
         return [f"{path.name}: only {len(cells)} cells"]
@@ -160,7 +118,7 @@ def check_notebook(path: Path) -> list[str]:
 
 def open_words(cells) -> int:
     """Words of markdown a learner reads without opening a collapsed ``<details>`` block."""
-    return sum(len(re.findall(r"\S+", DETAILS.sub("", source(c)))) for c in cells if c.cell_type == "markdown")
+    return sum(len(re.findall(r"\S+", DETAILS.sub("", cell_source(c)))) for c in cells if c.cell_type == "markdown")
 
 
 def _check_reading(cells) -> list[str]:
@@ -188,7 +146,7 @@ def _check_metadata(nb) -> list[str]:
 
 def _check_title(path: Path, cells) -> list[str]:
     problems = []
-    head = source(cells[0])
+    head = cell_source(cells[0])
     title = TITLE.match(head.splitlines()[0]) if cells[0].cell_type == "markdown" and head else None
     if not title:
         problems.append("first cell must be markdown starting '# NN · Topic'")
@@ -203,7 +161,7 @@ def _check_title(path: Path, cells) -> list[str]:
 def _check_header(path: Path, cells) -> list[str]:
     problems = _check_title(path, cells)
     setup = cells[1]
-    if setup.cell_type != "code" or "utils" not in source(setup) or "start_client(" not in source(setup):
+    if setup.cell_type != "code" or "utils" not in cell_source(setup) or "start_client(" not in cell_source(setup):
         problems.append("second cell must be the one setup cell: imports + utils.start_client(...)")
     return problems
 
@@ -213,17 +171,17 @@ def _check_headings(cells) -> list[str]:
     for i, cell in enumerate(cells):
         if cell.cell_type != "markdown":
             continue
-        for line in source(cell).splitlines():
+        for line in cell_source(cell).splitlines():
             if line.startswith("## ") and not SECTION.match(line):
                 problems.append(f"cell {i}: section heading {line!r} is not '## N · Title'")
-            if line.startswith("### Exercise") and not EXERCISE_HEADING.match(line):
+            if line.startswith(EXERCISE_PREFIX) and not EXERCISE_HEADING.match(line):
                 problems.append(f"cell {i}: exercise heading {line!r} is not '### Exercise N · Title'")
     return problems
 
 
 def _check_footer(cells) -> list[str]:
     problems = []
-    markdown = [(i, source(c)) for i, c in enumerate(cells) if c.cell_type == "markdown"]
+    markdown = [(i, cell_source(c)) for i, c in enumerate(cells) if c.cell_type == "markdown"]
     positions = []
     for section in FOOTER_SECTIONS:
         hits = [i for i, text in markdown if any(line.strip() == section for line in text.splitlines())]
@@ -233,11 +191,11 @@ def _check_footer(cells) -> list[str]:
     if all(p >= 0 for p in positions) and positions != sorted(positions):
         problems.append("footer sections must come in the order Summary, Review questions, What's next")
     last = cells[-1] if cells else None
-    if last is None or last.cell_type != "markdown" or not source(last).startswith(CLOSING_HEADING):
+    if last is None or last.cell_type != "markdown" or not cell_source(last).startswith(CLOSING_HEADING):
         problems.append(f"the last cell must be the markdown '{CLOSING_HEADING}' (tools.notebook_format.CLOSING_CELL)")
-    elif "utils.shutdown(client)" not in source(last):
+    elif "utils.shutdown(client)" not in cell_source(last):
         problems.append(f"'{CLOSING_HEADING}' must show how to close the cluster: utils.shutdown(client)")
-    after_next = [i for i, text in enumerate(source(c) for c in cells) if text.startswith("## What's next")]
+    after_next = [i for i, text in enumerate(cell_source(c) for c in cells) if text.startswith(WHATS_NEXT_HEADING)]
     if after_next and any(c.cell_type == "code" for c in cells[after_next[-1]:]):
         problems.append("no code cell after What's next: Run All must leave the cluster running for the exercises")
     return problems
@@ -249,7 +207,7 @@ def _check_code_cells(cells) -> list[str]:
     for i, cell in enumerate(cells):
         if cell.cell_type != "code":
             continue
-        src = source(cell)
+        src = cell_source(cell)
         if cell.get("metadata", {}).get("jupyter", {}).get("source_hidden"):
             problems.append(f"cell {i} is a hidden code cell: Run All would execute it (put solutions in <details>)")
         if is_answer_cell(cell):
@@ -257,13 +215,13 @@ def _check_code_cells(cells) -> list[str]:
             problems += _check_exercise(cells, i)
         if cell.get("outputs") and CHECK_MARK not in src:
             problems.append(f"cell {i} has stored outputs but is not marked {CHECK_MARK}")
-        if GRADE_CALL in src and CHECK_MARK in src:
+        if GRADE_PREFIX in src and CHECK_MARK in src:
             problems.append(f"cell {i}: a check cell's output depends on the learner; do not mark it {CHECK_MARK}")
         for pattern, why in FORBIDDEN:
             if pattern.search(src):
                 problems.append(f"cell {i} {why}")
     if answers == 0:
-        problems.append(f"no exercise (a code cell starting '{EXERCISE_MARK}')")
+        problems.append(f"no exercise (a code cell starting '{ANSWER_MARK}')")
     return problems
 
 
@@ -272,15 +230,16 @@ def _check_exercise(cells, i: int) -> list[str]:
     problems = []
     if i == 0 or cells[i - 1].cell_type != "markdown":
         problems.append(f"exercise cell {i} needs a markdown prompt right before it")
-    code_lines = [line for line in source(cells[i]).splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    code_lines = [line for line in cell_source(cells[i]).splitlines()
+                  if line.strip() and not line.lstrip().startswith("#")]
     if code_lines:
         problems.append(f"exercise cell {i} must hold only comments: Run All would run {code_lines[0]!r}")
     solution = cells[i + 1] if i + 1 < len(cells) else None
-    if solution is None or solution.cell_type != "markdown" or solution_code(source(solution)) is None:
+    if solution is None or solution.cell_type != "markdown" or solution_code(cell_source(solution)) is None:
         problems.append(f"exercise cell {i} must be followed by a markdown <details><summary>Solution block")
     check = cells[i + 2] if i + 2 < len(cells) else None
-    if check is None or check.cell_type != "code" or GRADE_CALL not in source(check):
-        problems.append(f"exercise cell {i} must be followed (after its solution) by a {GRADE_CALL}...) cell")
+    if check is None or check.cell_type != "code" or GRADE_PREFIX not in cell_source(check):
+        problems.append(f"exercise cell {i} must be followed (after its solution) by a {GRADE_PREFIX}...) cell")
     return problems
 
 
@@ -292,13 +251,13 @@ def check_review(path: Path, cells, bank=None) -> list[str]:
     if len(cells) < 2:
         return [f"only {len(cells)} cells"]
     problems = _check_title(path, cells)
-    if cells[1].cell_type != "code" or "review.Quiz(" not in source(cells[1]):
+    if cells[1].cell_type != "code" or "review.Quiz(" not in cell_source(cells[1]):
         problems.append("second cell must be the setup cell creating quiz = review.Quiz()")
     shown: list[tuple[str, str]] = []  # (section heading, question id), in notebook order
     answered: list[str] = []
     heading, score_at, last_answer, footer, progress_at = "", None, -1, {}, []
     for i, cell in enumerate(cells):
-        src = source(cell).strip()
+        src = cell_source(cell).strip()
         if cell.cell_type == "markdown":
             for line in src.splitlines():
                 if line.startswith("## ") and not REVIEW_SECTION.match(line):
@@ -337,7 +296,7 @@ def check_review(path: Path, cells, bank=None) -> list[str]:
                             "or quiz.progress(); "
                             f"found {src.splitlines()[0] if src else 'an empty cell'!r}")
     problems += _check_review_coverage(bank, shown, answered)
-    said = QUESTION_COUNT.search(source(cells[0]))
+    said = QUESTION_COUNT.search(cell_source(cells[0]))
     if said and int(said.group(1)) != len(bank.questions):
         problems.append(f"the header says {said.group(1)} questions; the bank has {len(bank.questions)}")
     if score_at is None:
@@ -391,7 +350,7 @@ def fix_notebook(path: Path, keep_checked_outputs: bool = True) -> None:
         if cell.cell_type != "code":
             continue
         count += 1
-        checked = keep_checked_outputs and CHECK_MARK in source(cell) and bool(cell.outputs)
+        checked = keep_checked_outputs and CHECK_MARK in cell_source(cell) and bool(cell.outputs)
         # nbval treats a cell without an execution count as never run and refuses its outputs.
         cell.execution_count = count if checked else None
         cell.outputs = [_clean_output(o, count) for o in cell.outputs] if checked else []

@@ -3,8 +3,8 @@
 - ``utils.datagen``: the data generator; it stands apart and imports nothing else of ``utils``;
 - the runtime: ``machine``, ``backend``, ``cluster``, ``processes``, ``dataset``, ``doctor``,
   ``snapshot`` (hardware, the pandas/cudf choice, clusters, the dataset handle, readiness);
-- what notebooks teach with: ``checks``, ``progress``, ``review``, ``plans``, ``profiling``,
-  ``partitions``, ``pipeline``, ``memory``.
+- what notebooks teach with: ``checks``, ``progress``, ``review``, ``notebook_grammar``, ``plans``,
+  ``profiling``, ``partitions``, ``pipeline``, ``memory``, ``join_demo``.
 
 Notebooks import this package as ``utils`` (installed with ``pip install -e .``, so no notebook
 touches ``sys.path``). The five names every setup cell uses are attributes of the package:

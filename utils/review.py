@@ -23,14 +23,13 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from utils.notebook_grammar import NOTEBOOK_STEM, NUMBERED_SECTION
 from utils.progress.report import show as show_progress
 
 BANK_NAME = "review_bank.yaml"
 NOT_ANSWERED = "not answered yet"
 LETTERS = "abcdef"
 ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-NOTEBOOK = re.compile(r"^\d\d_[a-z0-9_]+$")
-SECTION = re.compile(r"^(\d+) · \S.*$")
 QUESTION_KEYS = {"id", "topic", "notebook", "section", "question", "options", "answer", "select"}
 OPTION_KEYS = {"text", "why", "outdated"}
 SELECT_RULES = {
@@ -229,9 +228,9 @@ def _parse_question(entry: Any, topics: dict[str, str], where: str) -> Question:
         raise BankError(f"{where}: the id must be lowercase words joined by '-'")
     if entry["topic"] not in topics:
         raise BankError(f"{where}: topic {entry['topic']!r} is not one of {', '.join(topics)}")
-    if not NOTEBOOK.match(entry["notebook"]):
+    if not NOTEBOOK_STEM.match(entry["notebook"]):
         raise BankError(f"{where}: notebook {entry['notebook']!r} is not a notebook name like '03_groupby_sum'")
-    if not SECTION.match(entry["section"]):
+    if not NUMBERED_SECTION.match(entry["section"]):
         raise BankError(f"{where}: section {entry['section']!r} is not a heading like '2 · Title'")
     select = entry.get("select", "one")
     if select not in SELECT_RULES:
@@ -324,7 +323,8 @@ class Quiz:
             answered = [q for q in asked if q.id in self.answers]
             wrong = [q for q in answered if not q.is_right(self.answers[q.id])]
             right = len(answered) - len(wrong)
-            revisit = list(dict.fromkeys(f"{q.notebook[:2]} §{SECTION.match(q.section).group(1)}" for q in wrong))
+            revisit = list(dict.fromkeys(f"{q.notebook[:2]} §{NUMBERED_SECTION.match(q.section).group(1)}"
+                                         for q in wrong))
             rows.append({
                 "topic": title,
                 "questions": len(asked),

@@ -18,8 +18,8 @@ import pytest
 from support.lab import jupyter_lab
 
 from tools.lab_setup import align_python_version
-from tools.notebook_format import exercises
 from utils.datagen.manifest import REPO_ROOT
+from utils.notebook_grammar import exercises
 from utils.snapshot import browser_page, unavailable
 
 ARTEFACTS = REPO_ROOT / "reports" / "browser"

@@ -79,6 +79,30 @@ def test_every_utils_module_has_a_layer_in_contributing():
     assert set(layers) - units == set(), "CONTRIBUTING.md names modules that do not exist"
 
 
+def layers_from_package_docstring(doc: str | None = None) -> dict[str, str]:
+    """Top-level unit of ``utils`` -> layer, from the bullets of ``utils/__init__.py``'s docstring:
+    one bullet per layer, in LAYER_ORDER, naming its modules as ``name`` (or ``utils.name``)."""
+    doc = utils.__doc__ if doc is None else doc
+    bullets = re.findall(r"^- (.*?)(?=^- |\n\n)", doc, re.M | re.S)
+    if len(bullets) != len(LAYER_ORDER):
+        return {}
+    return {name: layer for layer, bullet in zip(LAYER_ORDER, bullets, strict=True)
+            for name in re.findall(r"``(?:utils\.)?([a-z_]+)``", bullet) if name != "utils"}
+
+
+def test_the_package_docstring_lists_every_module_in_its_layer():
+    """The layer list in ``utils/__init__.py`` says what CONTRIBUTING.md's table says, module for module."""
+    documented = layers_from_package_docstring()
+    units = {top_unit(name) for name in utils_modules()} - {""}
+    assert sorted(units - set(documented)) == [], "modules missing from utils/__init__.py's layer list"
+    assert sorted(set(documented) - units) == [], "utils/__init__.py's layer list names modules that do not exist"
+    assert documented == layers_from_contributing()
+
+
+def test_the_docstring_layer_reader_fails_on_a_docstring_without_the_three_bullets():
+    assert layers_from_package_docstring("Helpers.\n\n- ``a``, ``b``\n\nMore.\n") == {}
+
+
 def test_layers_import_in_one_direction():
     layers = layers_from_contributing()
     wrong = []

@@ -21,6 +21,7 @@ from tools import course_index
 from tools.course_index import EXAM_MAP, GUIDE, INDEX, README, CourseIndexError, check, load_course, write
 from tools.course_index.__main__ import main
 from utils.datagen.manifest import REPO_ROOT
+from utils.notebook_grammar import course_notebooks
 
 ROOT = REPO_ROOT
 COURSE = load_course(ROOT / INDEX)
@@ -40,7 +41,7 @@ def test_minutes_agree_with_the_notebooks_time_line(nb):
 
 
 def test_every_notebook_is_in_the_index_and_every_entry_has_its_notebook():
-    on_disk = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    on_disk = [p.name for p in course_notebooks(ROOT / "notebooks")]
     assert on_disk == [nb.file for nb in COURSE.notebooks]
 
 

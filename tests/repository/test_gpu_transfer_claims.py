@@ -14,6 +14,7 @@ import re
 import pytest
 
 from utils.datagen.manifest import REPO_ROOT
+from utils.notebook_grammar import course_notebooks
 
 GPU_TO_GPU = re.compile(r"GPU[- ]to[- ]GPU", re.IGNORECASE)
 TRANSFER = re.compile(r"\b(travel|travels|move|moves|moved|copied|copies|sent|shuffle|task results?)\b", re.IGNORECASE)
@@ -22,7 +23,7 @@ TRANSFER = re.compile(r"\b(travel|travels|move|moves|moved|copied|copies|sent|sh
 def course_texts() -> dict[str, str]:
     """The course's prose: notebooks' markdown, the review bank, README and docs."""
     texts = {}
-    for path in sorted((REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+    for path in course_notebooks():
         cells = json.loads(path.read_text())["cells"]
         texts[path.name] = "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
     for path in [REPO_ROOT / "utils" / "review_bank.yaml", REPO_ROOT / "README.md",

@@ -15,17 +15,16 @@ from tools.notebook_format import (
     KERNELSPEC,
     MAX_OPEN_WORDS,
     check_notebook,
-    exercises,
     fix_notebook,
     open_words,
-    solution_markdown,
 )
 from utils.datagen.manifest import REPO_ROOT
+from utils.notebook_grammar import TEMPLATE_NAME, course_notebooks, exercises, solution_markdown
 from utils.review import load_bank
 
 ROOT = REPO_ROOT
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-TEMPLATE = ROOT / "notebooks" / "_template.ipynb"
+NOTEBOOKS = course_notebooks()
+TEMPLATE = ROOT / "notebooks" / TEMPLATE_NAME
 SETUP = "import utils\nclient = utils.start_client()"
 CORE = ("00_environment_check", "01_cluster_setup", "02_loading_transactions", "03_groupby_sum", "04_profiling")
 
@@ -82,7 +81,7 @@ def test_checker_accepts_a_conforming_notebook(tmp_path):
     path = _write(_conforming(), tmp_path)
     assert check_notebook(path) == []
     found = exercises(nbformat.read(path, as_version=4))
-    assert [(e.heading, e.answer_cell, e.check_cell, e.solution.strip()) for e in found] == [
+    assert [(e.title, e.answer_cell, e.check_cell, e.solution.strip()) for e in found] == [
         ("Exercise 1 · Do it", 3, 5, "answer = 1")
     ]
 

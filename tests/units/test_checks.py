@@ -3,6 +3,9 @@ that say what differs."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import dask.dataframe as dd
 import pandas as pd
 import pytest
@@ -221,3 +224,13 @@ def test_every_check_with_a_dataset_blames_changed_data():
     for name, check in vars(checks).items():
         if name.startswith("check_") and "dataset" in inspect.signature(check).parameters:
             assert getattr(check, "blames_changed_data", False), f"checks.{name} does not verify the data on failure"
+
+
+def test_the_name_space_exports_what_it_imports_from_the_check_modules():
+    """``__all__`` is derived from the package's imports, where each public name is written once: it
+    holds every name imported from a check module, and no module, helper or private name besides."""
+    tree = ast.parse(Path(checks.__file__).read_text())
+    imported = {alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
+                and (node.module or "").startswith("utils.checks.") for alias in node.names}
+    assert sorted(checks.__all__) == sorted(imported - {"install_notebook_display"})
+    assert all(hasattr(checks, name) for name in checks.__all__)

@@ -16,19 +16,13 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from tools.notebook_format import check_notebook, exercises
+from tools.notebook_format import check_notebook
 from utils.checks import CheckFailed, grade
 from utils.checks.grading import passed
 from utils.datagen.manifest import REPO_ROOT
 from utils.dataset import SCRATCH_ENV_VAR, scratch_root
-from utils.progress.catalogue import (
-    SESSION_ENV_VAR,
-    course_exercises,
-    exercise_key,
-    find_exercise,
-    notebook_exercises,
-    notebook_hint,
-)
+from utils.notebook_grammar import course_notebooks, exercise_key, exercises, notebook_exercises
+from utils.progress.catalogue import SESSION_ENV_VAR, course_exercises, find_exercise, notebook_hint
 from utils.progress.cli import main
 from utils.progress.record import build_record, record_outcome
 from utils.progress.report import latest_outcomes, per_notebook, progress_table, show
@@ -157,11 +151,12 @@ def test_the_kernel_names_its_notebook_as_jupyterlab_starts_it(monkeypatch):
 
 
 def test_every_course_exercise_is_in_the_catalogue_once():
-    """The same exercises, headings and order as the template checker finds, and one key each."""
+    """Every graded exercise has its four cells (answer, solution, check) in place, the catalogue
+    holds them in course order, and one key each."""
     found = course_exercises()
     expected = []
-    for path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
-        expected += [(path.stem, e.heading) for e in exercises(nbformat.read(path, as_version=4))]
+    for path in course_notebooks(NOTEBOOKS):
+        expected += [(path.stem, e.title) for e in exercises(nbformat.read(path, as_version=4)) if e.complete]
     assert [(e.notebook, e.title) for e in found] == expected
     keys = [e.key for e in found]
     assert len(keys) == len(set(keys)), "two exercises share variable names and check: give one other names"

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import yaml
 
+from utils.notebook_grammar import NOTEBOOK_FILE
+
 INDEX = Path("notebooks/index.yml")
-NOTEBOOK_FILE = re.compile(r"^(\d\d)_[a-z0-9_]+\.ipynb$")
 # The exam's domains as COURSE_DESIGN.md names them (published by third parties).
 EXAM_DOMAINS = ("Data Analysis", "Data Manipulation and Software Literacy", "Data Preparation",
                 "GPU and Cloud Computing", "Machine Learning", "MLOps")
@@ -97,7 +98,7 @@ def _notebook(entry: object, i: int) -> Notebook:
         raise CourseIndexError(f"{where} lacks {', '.join(missing)}")
     number, file = str(entry["number"]), str(entry["file"])
     match = NOTEBOOK_FILE.match(file)
-    if not match or match.group(1) != number:
+    if not match or match.group("number") != number:
         raise CourseIndexError(f"{where}: file {file!r} is not '{number}_topic.ipynb'")
     minutes, seconds = entry["minutes"], entry["run_seconds"]
     domains = tuple(entry["exam_domains"])

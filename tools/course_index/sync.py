@@ -10,14 +10,14 @@ import nbformat
 from tools.course_index.fences import FENCE, drift, fenced, read_blocks, replace_block
 from tools.course_index.model import EXAM_DOMAINS, INDEX, Course, CourseIndexError, Notebook, load_course
 from tools.course_index.render import markdown_blocks, whats_next
+from utils.notebook_grammar import HEADER_FIELDS, WHATS_NEXT_HEADING, course_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
-WHATS_NEXT = "## What's next"
 
 
 def _whats_next_cell(nb) -> int | None:
     return next((i for i, cell in enumerate(nb.cells) if cell.cell_type == "markdown"
-                 and any(line.strip() == WHATS_NEXT for line in cell.source.splitlines())), None)
+                 and any(line.strip() == WHATS_NEXT_HEADING for line in cell.source.splitlines())), None)
 
 
 def _with_whats_next(source: str, body: str) -> str:
@@ -25,7 +25,7 @@ def _with_whats_next(source: str, body: str) -> str:
     if FENCE.search(source):
         return replace_block(source, "whats-next", body)
     lines = source.splitlines(keepends=True)
-    at = next(i for i, line in enumerate(lines) if line.strip() == WHATS_NEXT)
+    at = next(i for i, line in enumerate(lines) if line.strip() == WHATS_NEXT_HEADING)
     rest = "".join(lines[at + 1:]).lstrip("\n")
     head = "".join(lines[:at + 1]).rstrip("\n")
     return f"{head}\n\n{fenced('whats-next', body)}" + (f"\n\n{rest}" if rest else "")
@@ -34,7 +34,7 @@ def _with_whats_next(source: str, body: str) -> str:
 def header_fields(source: str) -> dict[str, str]:
     """The header cell's bold fields (``**Time.** ...``), each up to the next blank line."""
     fields = {}
-    for name in ("Prerequisites", "Time", "Exam domains"):
+    for name in HEADER_FIELDS:
         match = re.search(rf"\*\*{name}\.\*\*(.*?)(?:\n\s*\n|$)", source, re.S)
         fields[name] = " ".join(match.group(1).split()) if match else ""
     return fields
@@ -75,7 +75,7 @@ def notebook_problems(root: Path, course: Course, nb: Notebook) -> list[str]:
     problems = [f"{where}: {p}" for p in header_problems(nb, notebook.cells[0].source if notebook.cells else "")]
     at = _whats_next_cell(notebook)
     if at is None:
-        return [*problems, f"{where}: no markdown cell with '{WHATS_NEXT}'"]
+        return [*problems, f"{where}: no markdown cell with '{WHATS_NEXT_HEADING}'"]
     found = read_blocks(notebook.cells[at].source)
     unknown = sorted(set(found) - {"whats-next"})
     problems += [f"{where}: unknown generated block ({key})" for key in unknown]
@@ -84,7 +84,7 @@ def notebook_problems(root: Path, course: Course, nb: Notebook) -> list[str]:
 
 def file_problems(root: Path, course: Course) -> list[str]:
     """A notebook on disk that the index lacks, or an index entry without its notebook."""
-    on_disk = {p.name for p in (root / "notebooks").glob("[0-9][0-9]_*.ipynb")}
+    on_disk = {p.name for p in course_notebooks(root / "notebooks")}
     listed = {nb.file for nb in course.notebooks}
     return ([f"notebooks/{name} is not in {INDEX}" for name in sorted(on_disk - listed)]
             + [f"{INDEX} lists {name}, which is not in notebooks/" for name in sorted(listed - on_disk)])

@@ -13,6 +13,7 @@ import nbformat
 
 from tools.course_index import Notebook
 from tools.site.layout import binder_url
+from utils.notebook_grammar import TITLE
 
 BUILD_SCALE = "tiny"
 BACKEND_LINE = re.compile(r"^Backend\s*:\s*(.+?)\s*$", re.M)
@@ -75,7 +76,7 @@ def with_label(nb: nbformat.NotebookNode, text: str) -> nbformat.NotebookNode:
     """``nb`` with ``text`` right under the title line of its first cell (the page's title stays first)."""
     first = nb.cells[0]
     title, _, rest = first.source.partition("\n")
-    if first.cell_type != "markdown" or not title.startswith("# "):
+    if first.cell_type != "markdown" or not TITLE.match(title):
         raise ValueError("a notebook's first cell starts with its '# NN · Title' line")
     first.source = f"{title}\n\n{text}\n\n{rest.lstrip()}"
     return nb

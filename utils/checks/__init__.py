@@ -12,6 +12,8 @@ The checks live in one module per topic; this package is their one public name s
 ``joins`` (joins, sorting and time) and ``training``.
 """
 
+import types
+
 from utils.checks.cluster import (
     CLUSTER_FACTS,
     check_cluster_facts,
@@ -60,16 +62,9 @@ from utils.checks.totals import (
 )
 from utils.checks.training import check_beats_baselines, check_customer_quarter
 
-__all__ = [
-    "CLUSTER_FACTS", "DEFAULT_ATOL", "DEFAULT_RTOL", "JOIN_STRATEGIES", "NOT_ATTEMPTED", "CheckFailed",
-    "check_beats_baselines", "check_cluster_facts", "check_cubes", "check_customer_quarter",
-    "check_customer_totals", "check_daily_totals", "check_fast_pipeline", "check_filtered_mean",
-    "check_grouped", "check_join_choice", "check_one_pass", "check_partition_plan",
-    "check_persisted_within_budget", "check_region_cents", "check_restarted_for_memory", "check_row_count",
-    "check_scalar", "check_segment_quarter", "check_spilled", "check_split_out_choice", "check_tasks_per_prefix",
-    "check_tls_totals",
-    "check_top_customers", "check_top_customers_in_region", "check_total_sales", "check_totals_after_loss",
-    "compare_series", "compute_intervals_per_prefix", "grade",
-]
+# The public names are the ones imported above, each written once there: every name of this name
+# space but modules and private names (install_notebook_display runs once, below, and is no check).
+__all__ = sorted(name for name, value in globals().items() if not name.startswith("_")
+                 and not isinstance(value, types.ModuleType) and name != "install_notebook_display")
 
 install_notebook_display()  # a failed check shows as one line in a notebook, not a traceback

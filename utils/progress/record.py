@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from utils.progress.catalogue import course_exercises, exercise_key, find_exercise, notebook_hint
+from utils.notebook_grammar import exercise_key
+from utils.progress.catalogue import course_exercises, find_exercise, notebook_hint
 from utils.progress.store import OUTCOMES, RECORD_VERSION, append, warn
 
 REASON_LIMIT = 300  # characters of a wrong answer's one-line reason kept in the record

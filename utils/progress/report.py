@@ -13,7 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from utils.progress.catalogue import Exercise, course_exercises, find_exercise
+from utils.notebook_grammar import Exercise
+from utils.progress.catalogue import course_exercises, find_exercise
 from utils.progress.store import NOT_ATTEMPTED, OUTCOMES, RIGHT, WRONG, progress_file, read_records
 
 UNKNOWN_NOTEBOOK = "unknown notebook"
