@@ -166,13 +166,13 @@ PROJECT_PACKAGES = ("utils", "tools", "benchmarks", "support")
 
 def project_python_files() -> list[Path]:
     files = [*UTILS.rglob("*.py"), *(REPO_ROOT / "tools").rglob("*.py"), *(REPO_ROOT / "benchmarks").rglob("*.py")]
-    files += [p for p in (REPO_ROOT / "tests").rglob("*.py") if "gpu_sim" not in p.parts]
+    files += (REPO_ROOT / "tests").rglob("*.py")
     return sorted(files)
 
 
 def test_no_private_names_are_imported_across_modules():
     """``from utils.x import _y`` couples a caller to what ``x`` may change freely: give ``_y`` a
-    public name or move the caller (the simulated RAPIDS stack in tests/gpu_sim copies upstream
+    public name or move the caller (the simulated RAPIDS stack in gpu_sim/ copies upstream
     code and is left out)."""
     private = []
     for path in project_python_files():

@@ -39,7 +39,7 @@ def test_an_active_conda_environment_is_used_as_it_is(target):
     kernel = '-m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)"'
     assert f"{CONDA}/bin/python {kernel}" in out
     expected = {"lab": f"{CONDA}/bin/jupyter lab", "test": f"COURSE_SCALE=tiny {CONDA}/bin/python -m pytest",
-                "gpu-check": f"{CONDA}/bin/python -m tools.gpu_check"}[target]
+                "gpu-check": f"{CONDA}/bin/python -m tools.gpu.check"}[target]
     assert expected in out
 
 
