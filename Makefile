@@ -35,10 +35,10 @@ test: $(STAMP)  ## the whole test suite, its passes side by side (python -m tool
 test-quick: $(STAMP)  ## for development: unit tests and every notebook once on the CPU with its exercises graded, one pass (no external or GPU-mode pass)
 	COURSE_SCALE=tiny $(BIN)/python -m pytest --course-exercises
 
-test-gpu-sim: $(STAMP)  ## every notebook in GPU mode on the simulated RAPIDS stack: 1 then 2 simulated GPUs, then 2 workers sharing 1 (tests/gpu_sim)
-	COURSE_SCALE=tiny $(BIN)/python tests/gpu_sim/notebook_pass.py --gpus 1
-	COURSE_SCALE=tiny $(BIN)/python tests/gpu_sim/notebook_pass.py --gpus 2
-	COURSE_SCALE=tiny $(BIN)/python tests/gpu_sim/notebook_pass.py --shared-gpu
+test-gpu-sim: $(STAMP)  ## every notebook in GPU mode on the simulated RAPIDS stack: 1 then 2 simulated GPUs, then 2 workers sharing 1 (gpu_sim)
+	COURSE_SCALE=tiny $(BIN)/python gpu_sim/notebook_pass.py --gpus 1
+	COURSE_SCALE=tiny $(BIN)/python gpu_sim/notebook_pass.py --gpus 2
+	COURSE_SCALE=tiny $(BIN)/python gpu_sim/notebook_pass.py --shared-gpu
 
 test-external: $(STAMP)  ## every notebook under nbval against separate `dask scheduler` + 2 `dask worker` processes (DASK_SCHEDULER_ADDRESS)
 	COURSE_SCALE=tiny $(BIN)/python -m tools.external_pass
@@ -72,7 +72,7 @@ data: $(STAMP)  ## generate the dataset for $$COURSE_SCALE (default: small, 10 M
 	$(BIN)/python -m utils.datagen --scale $(COURSE_SCALE)
 
 lint: $(STAMP)
-	$(BIN)/ruff check utils tools tests benchmarks notebooks
+	$(BIN)/ruff check utils tools tests benchmarks notebooks gpu_sim
 
 format-notebooks: $(STAMP)  ## strip unchecked outputs and check the template
 	$(BIN)/python -m tools.notebook_format --fix notebooks/*.ipynb
@@ -108,7 +108,7 @@ $(SITE_STAMP): $(STAMP) requirements-site.txt
 	touch $(SITE_STAMP)
 
 gpu-check: $(STAMP)  ## run the GPU tests (tests/gpu) and write reports/gpu-check.{md,json}
-	$(BIN)/python -m tools.gpu_check
+	$(BIN)/python -m tools.gpu.check
 
 constraints:
 	@test -z "$(strip $(CONDA_ENV))" || { echo "error: constraints.txt pins the CPU .venv; run make constraints outside the conda environment (conda deactivate)" >&2; exit 2; }

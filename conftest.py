@@ -17,6 +17,14 @@ _progress_dir: str | None = None
 # nbval, extended: exercises graded inside the notebook's run, executed copies for the site (both opt-in).
 pytest_plugins = ["tests.support.exercise_grading", "tests.support.executed_copies"]
 
+# The simulated RAPIDS stack (gpu_sim/) is collected only inside the simulation: GPU_SIM=1 and gpu_sim
+# first on PYTHONPATH (tests/gpu_wing/test_gpu_sim.py, gpu_sim/notebook_pass.py). The default run's
+# testpaths never reach it; ignored here as well, a `pytest .` never enters the folder either, so it
+# never lands on this process's sys.path, where its `cudf` and `pynvml` would make a CPU run look
+# like a GPU machine.
+if os.environ.get("GPU_SIM") != "1":
+    collect_ignore = ["gpu_sim"]
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """The checks that the notebooks and tests run record into a temporary progress file, never into

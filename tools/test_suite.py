@@ -35,7 +35,7 @@ from utils.datagen.manifest import REPO_ROOT
 SCALE = "tiny"
 LOG_DIR = REPO_ROOT / "build" / "test-logs"
 EXECUTED_DIR = REPO_ROOT / "build" / "site" / "executed"  # tools.site.layout.BuildDirs(BUILD_DIR).executed
-GPU_PASS = "tests/gpu_sim/notebook_pass.py"
+GPU_PASS = "gpu_sim/notebook_pass.py"
 PYTEST_RESULT = re.compile(r"^=*\s*(\d+ (passed|failed|error).*?)\s*=*$")
 FAILED_LOG_LINES = 60
 

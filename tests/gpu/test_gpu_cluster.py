@@ -38,10 +38,10 @@ def test_1a_local_cuda_cluster_has_one_worker_per_gpu(client, record_property):
     record_property("summary", f"{len(workers)} worker(s) on {len(distinct)} distinct GPU(s) ({names})")
     assert workers, "the cluster has no workers"
     if client.cluster is None:  # an existing cluster: workers may share a GPU; the summary says how
-        expected = os.environ.get("GPU_CHECK_WORKERS")  # gpu_check --workers N waited for them
+        expected = os.environ.get("GPU_CHECK_WORKERS")  # tools.gpu.check --workers N waited for them
         if expected:
             assert len(workers) == int(expected), f"{len(workers)} workers, expected {expected}"
-        if os.environ.get("GPU_CHECK_SHARED_GPU"):  # gpu_check --shared-gpu: several workers on GPU 0
+        if os.environ.get("GPU_CHECK_SHARED_GPU"):  # tools.gpu.check --shared-gpu: several workers on GPU 0
             devices = sorted({str(gpu["cuda_visible_devices"]).split(",")[0] for gpu in gpus.values()})
             assert len(workers) >= 2 and len(distinct) == 1, f"{len(workers)} workers on {len(distinct)} GPU(s)"
             assert devices == ["0"], f"the workers compute on CUDA_VISIBLE_DEVICES {devices}, expected GPU 0"

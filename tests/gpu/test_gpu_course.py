@@ -5,7 +5,7 @@ from a device's memory, notebook 05's device-memory budget with CuPy chunks, das
 and CuPy through distributed's serializers.
 
 Tests that start their own ``LocalCUDACluster`` (5a, 5e, 5f) are skipped where the tests run against
-an existing scheduler (``gpu_check --scheduler-address``): they would not test that cluster.
+an existing scheduler (``tools.gpu.check --scheduler-address``): they would not test that cluster.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from utils.machine import GPU_INSTALL_HINT, gpu_count, installed, this_gpu
 pytestmark = pytest.mark.gpu
 
 OWN_CLUSTER = "starts its own LocalCUDACluster: checked in the run without --scheduler-address"
-NO_RMM = "rmm not installed: carry rmm-cuNN (.ci/device/packages.txt) or install the GPU stack"
+NO_RMM = "rmm not installed: carry rmm-cuNN (tools/gpu/device/packages.txt) or install the GPU stack"
 MiB = 2**20
 BUDGET_DATA_BYTES = 768 * MiB  # notebook 05's premise: three times what the workers may hold (ratio 3)
 BUDGET_CHUNK_BYTES = 16 * MiB

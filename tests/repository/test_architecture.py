@@ -185,18 +185,81 @@ def test_no_import_cycles_in_utils():
     assert find_cycle(graph) is None
 
 
+# --- the GPU wing: tools/gpu (the real-GPU check) and gpu_sim (the simulated RAPIDS stack) ----------
+
+GPU_SIM = REPO_ROOT / "gpu_sim"
+
+
+def imported_top_names(path: Path) -> list[tuple[str, int]]:
+    """(top-level name, line) of every absolute import in ``path``, wherever it stands."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.module.split(".")[0], node.lineno))
+        elif isinstance(node, ast.Import):
+            found += [(alias.name.split(".")[0], node.lineno) for alias in node.names]
+    return found
+
+
+def sim_only_modules() -> set[str]:
+    """The simulation's own top-level modules that stand in for no real library (``gpu_sim_helpers``,
+    ``xgboost_device_sim``, ``pass_report``, ...); its stand-ins (``cudf``, ``pynvml``, ...) share the real
+    libraries' names, which ``utils`` imports on a GPU machine, so only the folder's name tells them apart."""
+    stand_ins = {line.strip() for top in GPU_SIM.glob("*.dist-info/top_level.txt") for line in top.read_text().split()}
+    modules = {path.stem for path in GPU_SIM.glob("*.py")} | {path.name for path in GPU_SIM.iterdir() if path.is_dir()}
+    return {name for name in modules - stand_ins if name.isidentifier()} | {"gpu_sim"}
+
+
+def test_the_simulation_is_found_by_this_test():
+    assert {"gpu_sim_helpers", "xgboost_device_sim", "pass_report", "notebook_pass"} <= sim_only_modules()
+    assert not {"cudf", "dask_cuda", "pynvml", "rmm"} & sim_only_modules()
+
+
+def test_utils_imports_neither_the_simulation_nor_the_tooling():
+    """The course package learners import stands alone: it never imports the maintainer tooling
+    (``tools``, ``tools.gpu``), the benchmark harness or the tests, never a module of the simulated
+    RAPIDS stack, and never names the simulation (no ``if simulated:``, no ``GPU_SIM`` variable):
+    on a CPU the course takes its CPU path, on the simulation exactly the path it takes on a GPU."""
+    forbidden = {"tools", "benchmarks", "tests", "support"} | sim_only_modules()
+    wrong = [f"{path.relative_to(REPO_ROOT)}:{line} imports {name}"
+             for path in sorted(UTILS.rglob("*.py")) for name, line in imported_top_names(path) if name in forbidden]
+    named = [f"{path.relative_to(REPO_ROOT)}:{number}" for path in sorted(UTILS.rglob("*.py"))
+             for number, text in enumerate(path.read_text().splitlines(), 1) if re.search(r"gpu_sim|GPU_SIM", text)]
+    assert wrong == [] and named == []
+
+
+def test_the_gpu_tools_never_import_the_simulation():
+    """``tools/gpu`` proves the course on a real GPU; a simulated module on its path would make a CPU
+    machine pass for a GPU one. Only the dry run of the offline script borrows the simulated ``pynvml``,
+    by linking it into a sandbox (tools/gpu/device/dry-run.sh), never by import."""
+    tools_gpu = REPO_ROOT / "tools" / "gpu"
+    wrong = [f"{path.relative_to(REPO_ROOT)}:{line} imports {name}"
+             for path in sorted(tools_gpu.rglob("*.py")) for name, line in imported_top_names(path)
+             if name in sim_only_modules()]
+    assert wrong == []
+
+
+def test_the_simulation_stays_out_of_the_installed_package():
+    import tomllib
+
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    assert all(name.split(".")[0] == "utils" for name in project["tool"]["setuptools"]["packages"])
+    assert "gpu_sim" not in project["tool"]["pytest"]["ini_options"]["testpaths"], (
+        "the default run collects gpu_sim only through tests/gpu_wing/test_gpu_sim.py, in child processes")
+
+
 PROJECT_PACKAGES = ("utils", "tools", "benchmarks", "support")
 
 
 def project_python_files() -> list[Path]:
     files = [*UTILS.rglob("*.py"), *(REPO_ROOT / "tools").rglob("*.py"), *(REPO_ROOT / "benchmarks").rglob("*.py")]
-    files += [p for p in (REPO_ROOT / "tests").rglob("*.py") if "gpu_sim" not in p.parts]
+    files += (REPO_ROOT / "tests").rglob("*.py")
     return sorted(files)
 
 
 def test_no_private_names_are_imported_across_modules():
     """``from utils.x import _y`` couples a caller to what ``x`` may change freely: give ``_y`` a
-    public name or move the caller (the simulated RAPIDS stack in tests/gpu_sim copies upstream
+    public name or move the caller (the simulated RAPIDS stack in gpu_sim/ copies upstream
     code and is left out)."""
     private = []
     for path in project_python_files():

@@ -39,7 +39,7 @@ def test_an_active_conda_environment_is_used_as_it_is(target):
     kernel = '-m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (course)"'
     assert f"{CONDA}/bin/python {kernel}" in out
     expected = {"lab": f"{CONDA}/bin/jupyter lab", "test": f"{CONDA}/bin/python -m tools.test_suite",
-                "gpu-check": f"{CONDA}/bin/python -m tools.gpu_check"}[target]
+                "gpu-check": f"{CONDA}/bin/python -m tools.gpu.check"}[target]
     assert expected in out
 
 
@@ -57,3 +57,38 @@ def test_constraints_are_never_frozen_from_a_conda_environment():
     done = _make("constraints", dry=False, CONDA_PREFIX="/nonexistent-env", CONDA_DEFAULT_ENV="gpu")
     assert done.returncode == 2
     assert "error: constraints.txt pins the CPU .venv" in done.stderr
+
+
+@pytest.mark.parametrize("target", ["test", "test-gpu-sim", "gpu-check", "test-external", "lint"])
+def test_every_script_and_module_a_target_runs_exists(target):
+    """After a move (the simulation to gpu_sim/, the GPU tools to tools/gpu/), what the targets name
+    is still there: each ``python path.py`` a file, each ``python -m module`` a module of this repository
+    or an installed one, each folder ruff lints a folder."""
+    out = _commands(_make(target, VENV=str(REPO / ".venv")))
+    missing = []
+    for line in out.splitlines():
+        words = line.split()
+        for i, word in enumerate(words):
+            if word.endswith((".py", ".sh")) and not word.startswith("-") and not (REPO / word).is_file():
+                missing.append(word)
+            if word == "-m" and i + 1 < len(words) and words[i + 1].split(".")[0] in ("tools", "utils", "benchmarks"):
+                module = REPO.joinpath(*words[i + 1].split("."))
+                if not (module.with_suffix(".py").is_file() or (module / "__init__.py").is_file()):
+                    missing.append(words[i + 1])
+        if "ruff check" in line:
+            missing += [word for word in line.split("ruff check", 1)[1].split() if not (REPO / word).exists()]
+    assert missing == [], f"make {target} names what does not exist"
+
+
+def test_the_gpu_mode_passes_and_the_lint_cover_the_simulation():
+    """``make test`` (``tools.test_suite``) and ``make test-gpu-sim`` run the simulation's pass in its
+    three modes, with a script that exists; ``make lint`` lints it."""
+    from tools.test_suite import passes
+
+    suite = [" ".join(spec.command[1:]) for spec in passes() if "notebook_pass.py" in " ".join(spec.command)]
+    alone = _commands(_make("test-gpu-sim", VENV=str(REPO / ".venv")))
+    alone_runs = [line.split("python ", 1)[1] for line in alone.splitlines() if "notebook_pass.py" in line]
+    modes = [f"gpu_sim/notebook_pass.py {mode}" for mode in ("--gpus 1", "--gpus 2", "--shared-gpu")]
+    assert sorted(suite) == sorted(modes) and alone_runs == modes
+    assert (REPO / "gpu_sim" / "notebook_pass.py").is_file()
+    assert "gpu_sim" in _commands(_make("lint", VENV=str(REPO / ".venv"))).split("ruff check", 1)[1].split()
