@@ -1,5 +1,6 @@
 """A wrong answer for every exercise of the course, and a part of the failure message its check
-must give (``tests/notebooks/test_exercises.py`` runs each in the notebook before the solution).
+must give (``tests/support/exercise_grading.py`` runs each in the notebook's nbval run, before the
+solution).
 
 Keyed by notebook stem, then by the exercise's key (``utils.notebook_grammar.exercise_key``: the
 check and the variables it grades, as the check cell's ``grade("...", checks.check_x)`` call spells

@@ -9,12 +9,12 @@ fail with ``CheckFailed`` saying what differs), then the notebook's own solution
 same kernel. So one execution of a notebook proves its checked outputs and grades every exercise
 three ways: no second run of the notebook for the exercises.
 
-The wrong answers are in ``tests/notebooks/wrong_answers.py``, keyed by exercise.
+The wrong answers are in ``tests/notebooks/wrong_answers.py``, keyed by exercise; the exercises are
+found by ``utils.notebook_grammar.exercises``.
 """
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -24,7 +24,6 @@ from nbval.plugin import IPyNbCell, IPyNbFile
 OPTION = "--course-exercises"
 CHECK_PASSED = "✓"
 WRONG_ANSWERS_FILE = "tests/notebooks/wrong_answers.py"
-COURSE_NOTEBOOK = re.compile(r"^\d\d_\w+\.ipynb$")  # TEMP until the grammar module
 NOT_ATTEMPTED = "not attempted yet"  # utils.checks.grading.NOT_ATTEMPTED (not imported: it loads Dask)
 
 
@@ -117,25 +116,24 @@ class ExerciseGrading(pytest.Item):
 
 def grading_items(notebook: IPyNbFile, cells: list[IPyNbCell]) -> dict[int, ExerciseGrading]:
     """The grading item to run after each check cell of ``notebook``, keyed by the check's nbval item."""
-    from tests.notebooks.test_exercises import WRONG_ANSWERS  # TEMP: positional until keyed by exercise
-    from tools.notebook_format import exercises
+    from tests.notebooks.wrong_answers import WRONG_ANSWERS
+    from utils.notebook_grammar import exercises, is_course_notebook
 
-    nb = notebook.nb
-    if not COURSE_NOTEBOOK.match(notebook.path.name):  # the template's example exercise is not graded
+    if not is_course_notebook(notebook.path.name):  # the template's example exercise is not graded
         return {}
-    found = exercises(nb)
-    listed = WRONG_ANSWERS.get(notebook.path.stem, [])
-    wrong = [listed[i] if i < len(listed) else (None, "") for i in range(len(found))]
+    nb = notebook.nb
+    listed = WRONG_ANSWERS.get(notebook.path.stem, {})
     code_index = {id(cell): i for i, cell in enumerate(c for c in nb.cells if c.cell_type == "code")}
     by_cell_num = {item.cell_num: item for item in cells}
     added = {}
-    for exercise, (wrong_code, message) in zip(found, wrong, strict=True):
+    for exercise in exercises(nb, notebook.path.stem):
         check_item = by_cell_num.get(code_index[id(nb.cells[exercise.check_cell])])
-        if check_item is None:  # deselected (-k, --deselect): nothing to grade it against
+        if check_item is None or not exercise.complete:  # deselected (-k); the format checker reports the rest
             continue
+        wrong_code, message = listed.get(exercise.key, (None, ""))
         added[id(check_item)] = ExerciseGrading.from_parent(
-            notebook, name=f"{check_item.name}: {exercise.heading}, graded empty, wrong and solved",
-            check_item=check_item, heading=exercise.heading, check_source=nb.cells[exercise.check_cell].source,
+            notebook, name=f"{check_item.name}: {exercise.title}, graded empty, wrong and solved",
+            check_item=check_item, heading=exercise.title, check_source=nb.cells[exercise.check_cell].source,
             wrong_code=wrong_code, wrong_message=message, solution=exercise.solution)
     return added
 
