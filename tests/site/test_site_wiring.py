@@ -37,6 +37,10 @@ def test_ci_builds_and_tests_the_site_after_the_tests():
     steps = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
              if line.strip().startswith("make ")]
     assert steps == ["make test", "make site", "make test-site"]
+    # CI fails when make site executes a notebook itself: it must render the test suite's copies.
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert 'grep -q ": executed in" build/site-build.log' in ci
+    assert ': executed in {result.seconds:.0f} s' in (ROOT / "tools" / "site" / "execute.py").read_text()
     makefile = (ROOT / "Makefile").read_text()
     for target in ("site", "site-serve", "test-site"):
         assert re.search(rf"^{target}:", makefile, re.M) and target in re.search(r"^\.PHONY:(.*)$", makefile, re.M)[1]
