@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from utils.base.paths import REPO_ROOT
+
 PACKAGES = REPO_ROOT / ".ci" / "device" / "packages.txt"
 
 # Every module the run imports (tools.gpu_check -> pytest tests/gpu -> utils, the Dask stack, the

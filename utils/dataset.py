@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from utils.backend import current_backend
+from utils.base.paths import SCRATCH_ENV_VAR, scratch_root
 from utils.datagen.build import ensure_generated
 from utils.datagen.manifest import (
     MANIFEST_NAME,
-    REPO_ROOT,
     WORLD_FORMAT,
-    default_data_dir,
     file_problems,
     read_manifest,
     regenerate_command,
@@ -25,9 +24,6 @@ from utils.datagen.manifest import (
 
 if TYPE_CHECKING:  # pandas is imported by the methods that read ground truth
     import pandas as pd
-
-SCRATCH_NAME = "scratch"
-SCRATCH_ENV_VAR = "COURSE_SCRATCH_DIR"  # a learner's own scratch folder when the data folder is shared
 
 # Keyword arguments that pandas.read_csv and cudf.read_csv both accept with the same meaning,
 # so the same `dd.read_csv(ds.csv_files, **ds.csv_kwargs)` works on either backend.
@@ -47,19 +43,6 @@ CSV_COLUMNS = ("transaction_id", "customer_id", TIMESTAMP_COLUMN, "store_id", "p
 PANDAS_FAST_CSV = {"engine": "pyarrow"}
 # Keys ``Dataset.totals_by`` groups by: the ground-truth cube's axes, plus the quarter of a month.
 TOTALS_KEYS = ("month", "quarter", "segment", "region", "store_id", "product_category")
-
-
-def scratch_root(data_dir: Path | None = None) -> Path:
-    """A learner's own writable folder: ``$COURSE_SCRATCH_DIR``, else ``<data dir>/scratch`` (``data_dir``,
-    default ``default_data_dir()``). The one rule for the notebooks' throw-away copies and the exercise
-    progress (``utils.progress``), so a room that shares one read-only data folder moves both with one
-    variable. A relative ``$COURSE_SCRATCH_DIR`` is taken relative to the repository root, as
-    ``$COURSE_DATA_DIR`` is: notebooks run in ``notebooks/`` and the commands in the root. Creates nothing."""
-    env = os.environ.get(SCRATCH_ENV_VAR, "").strip()
-    if env:
-        path = Path(env).expanduser()
-        return path if path.is_absolute() else Path(os.path.normpath(REPO_ROOT / path))
-    return (default_data_dir() if data_dir is None else data_dir) / SCRATCH_NAME
 
 
 class Dataset:

@@ -13,8 +13,8 @@ import dask
 import pytest
 
 from utils import backend as backend_module
+from utils.base.paths import REPO_ROOT
 from utils.cluster import describe, shutdown, start_client, summary
-from utils.datagen.manifest import REPO_ROOT
 
 GPU_SIM = REPO_ROOT / "tests" / "gpu_sim"
 GPU_NAMES = "Simulated H200 A;Simulated H200 B"

@@ -18,7 +18,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from tools.notebook_format import exercises
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))

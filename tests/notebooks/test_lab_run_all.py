@@ -19,7 +19,7 @@ from support.lab import jupyter_lab
 
 from tools.lab_setup import align_python_version
 from tools.notebook_format import exercises
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 from utils.snapshot import browser_page, unavailable
 
 ARTEFACTS = REPO_ROOT / "reports" / "browser"

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 
 GPU_TO_GPU = re.compile(r"GPU[- ]to[- ]GPU", re.IGNORECASE)
 TRANSFER = re.compile(r"\b(travel|travels|move|moves|moved|copied|copies|sent|shuffle|task results?)\b", re.IGNORECASE)

@@ -9,8 +9,9 @@ import urllib.request
 import pytest
 
 from tools.site.build import sphinx_command
-from tools.site.layout import BUILD_DIR, ROOT, BuildDirs
+from tools.site.layout import BUILD_DIR, BuildDirs
 from tools.site.serve import HOST, serving
+from utils.base.paths import REPO_ROOT
 
 
 def test_sphinx_runs_with_warnings_as_errors():
@@ -34,17 +35,17 @@ def test_no_site_no_server(tmp_path):
 
 
 def test_ci_builds_and_tests_the_site_after_the_tests():
-    steps = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+    steps = [line.strip() for line in (REPO_ROOT / ".ci" / "run").read_text().splitlines()
              if line.strip().startswith("make ")]
     assert steps == ["make test", "make site", "make test-site"]
-    makefile = (ROOT / "Makefile").read_text()
+    makefile = (REPO_ROOT / "Makefile").read_text()
     for target in ("site", "site-serve", "test-site"):
         assert re.search(rf"^{target}:", makefile, re.M) and target in re.search(r"^\.PHONY:(.*)$", makefile, re.M)[1]
     assert "COURSE_SITE_TESTS=1" in makefile
 
 
 def test_the_site_requirements_are_exactly_pinned():
-    lines = [line.split("#")[0].strip() for line in (ROOT / "requirements-site.txt").read_text().splitlines()]
+    lines = [line.split("#")[0].strip() for line in (REPO_ROOT / "requirements-site.txt").read_text().splitlines()]
     pins = [line for line in lines if line]
     assert pins and all(re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][^\s]*", line) for line in pins), pins
     assert {"sphinx", "myst-nb", "sphinx-book-theme"} <= {line.split("==")[0].lower() for line in pins}

@@ -10,8 +10,8 @@ import nbformat
 from tools.course_index.fences import FENCE, drift, fenced, read_blocks, replace_block
 from tools.course_index.model import EXAM_DOMAINS, INDEX, Course, CourseIndexError, Notebook, load_course
 from tools.course_index.render import markdown_blocks, whats_next
+from utils.base.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 WHATS_NEXT = "## What's next"
 
 
@@ -91,7 +91,7 @@ def file_problems(root: Path, course: Course) -> list[str]:
 
 
 
-def check(root: Path = ROOT) -> list[str]:
+def check(root: Path = REPO_ROOT) -> list[str]:
     """Everything that disagrees with the index, one line each (empty: nothing drifted)."""
     try:
         course = load_course(root / INDEX)
@@ -109,7 +109,7 @@ def check(root: Path = ROOT) -> list[str]:
     return problems
 
 
-def write(root: Path = ROOT) -> list[Path]:
+def write(root: Path = REPO_ROOT) -> list[Path]:
     """Rewrite every generated block that differs; the files changed. Pages need their fences
     already; a notebook gets its fence under '## What's next' when it has none."""
     course = load_course(root / INDEX)

@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import NOTEBOOKS_DIR
 
-NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
 NOTEBOOK_FILE = re.compile(r"^\d\d_\w+\.ipynb$")  # the course's notebooks (not _template.ipynb)
 GRADE_CALL = re.compile(r"""\bgrade\(\s*(["'])(?P<names>.+?)\1\s*,\s*(?:\w+\.)*(?P<check>\w+)""")
 EXERCISE_HEADING = re.compile(r"^### (Exercise \d+ · \S.*)$")
