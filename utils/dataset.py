@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from utils.backend import current_backend
+from utils.backend import Backend, as_backend, current_backend
 from utils.base.paths import SCRATCH_ENV_VAR, scratch_root
 from utils.datagen.build import ensure_generated
 from utils.datagen.manifest import (
@@ -107,24 +107,23 @@ class Dataset:
         ``optimize()`` differ from pandas unless ``blocksize=None``, which switches fusion off;
         the pandas backend takes no such argument (it fuses only after a column projection, which
         ``blocksize`` does not switch off)."""
-        return {"blocksize": None} if current_backend().name == "gpu" else {}
+        return {"blocksize": None} if current_backend().is_gpu else {}
 
-    def fast_csv_kwargs(self, columns: list[str] | tuple[str, ...] | None = None, backend: str | None = None) -> dict:
+    def fast_csv_kwargs(
+        self, columns: list[str] | tuple[str, ...] | None = None, backend: Backend | str | None = None
+    ) -> dict:
         """``read_csv`` arguments that read only ``columns`` (default: all) as fast as ``backend``
-        (``"cpu"``/``"gpu"``, default: the configured one) allows: ``usecols`` and those columns'
+        (a ``Backend`` or ``"cpu"``/``"gpu"``; default: ``current_backend()``) allows: ``usecols`` and those columns'
         dtypes on both; on pandas also the pyarrow engine (``timestamp`` as a ``datetime64[us]``
         dtype, the same values and unit as ``parse_dates``); cudf gets only arguments it accepts."""
-        if backend is None:
-            backend = current_backend().name
-        if backend not in ("cpu", "gpu"):
-            raise ValueError(f"backend must be 'cpu' or 'gpu', got {backend!r}")
+        on_gpu = as_backend(backend).is_gpu
         wanted = list(columns) if columns is not None else list(CSV_COLUMNS)
         unknown = [name for name in wanted if name not in CSV_COLUMNS]
         if unknown or not wanted:
             raise ValueError(f"columns must be a non-empty subset of {list(CSV_COLUMNS)}, got {wanted!r}")
         dtype = {name: CSV_DTYPES[name] for name in wanted if name in CSV_DTYPES}
         kwargs: dict = {"usecols": wanted, "dtype": dtype}
-        if backend == "cpu":
+        if not on_gpu:
             if TIMESTAMP_COLUMN in wanted:
                 dtype[TIMESTAMP_COLUMN] = "datetime64[us]"
             return {**kwargs, **PANDAS_FAST_CSV}
