@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from utils.datagen.manifest import DATA_DIR_ENV_VAR, REPO_ROOT
+from utils.base.paths import DATA_DIR_ENV_VAR, REPO_ROOT
 from utils.datagen.scales import SCALE_ENV_VAR
 from utils.datagen.transactions import generate_partition
 from utils.machine import cpu_count, cpu_name

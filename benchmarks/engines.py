@@ -219,10 +219,9 @@ def _start_gpu(options: Options) -> Session:
 
     import utils
     from utils import pipeline
-    from utils.backend import shuffle_method
 
     client, startup = _started_client(backend="gpu")
-    gpu_config = {"dataframe.backend": "cudf", "dataframe.shuffle.method": shuffle_method("gpu")}
+    gpu_config = utils.current_backend().dask_config()  # what start_client set: cudf, the tasks shuffle
 
     def run(dataset: Dataset, fmt: str) -> pd.Series:
         with dask.config.set(gpu_config):

@@ -29,8 +29,8 @@ import pandas as pd  # noqa: E402
 
 from benchmarks.datagen_speed import stage_ceiling  # noqa: E402
 from benchmarks.datagen_speed import summarize as summarize_datagen  # noqa: E402
-from utils.datagen.manifest import REPO_ROOT  # noqa: E402
-from utils.datagen.sizes import human_bytes  # noqa: E402
+from utils.base.paths import REPO_ROOT  # noqa: E402
+from utils.base.units import human_bytes  # noqa: E402
 
 # The targets' engine: the recommended pipeline as the course recommends running it on one machine
 # with CPUs only (utils.pipeline). The same pipeline on the LocalCluster is reported beside it.

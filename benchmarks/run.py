@@ -44,8 +44,9 @@ from benchmarks import standalone as plain
 from benchmarks.datagen_speed import generator_runs, partition_stages
 from benchmarks.engines import ENGINES
 from benchmarks.one_engine import WRONG_ANSWER
-from utils.datagen.lifetime import launcher_command
-from utils.datagen.manifest import REPO_ROOT, dataset_dir, default_data_dir, is_complete, read_manifest
+from utils.base.lifetime import launcher_command
+from utils.base.paths import REPO_ROOT, default_data_dir
+from utils.datagen.manifest import dataset_dir, is_complete, read_manifest
 from utils.datagen.scales import SCALES
 from utils.machine import cpu_count, cpu_name, package_version
 

@@ -21,11 +21,9 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
+from utils.base.paths import REPO_ROOT
 from utils.processes import external_cluster
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _connected_clients(cluster) -> int:
@@ -49,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         env = {**os.environ, "DASK_SCHEDULER_ADDRESS": cluster.address}
         command = [sys.executable, "-m", "pytest", "notebooks", "-p", "no:cacheprovider", "--nbval-lax",
                    "--nbval-current-env", *args.pytest_args]
-        code = subprocess.call(command, env=env, cwd=ROOT)
+        code = subprocess.call(command, env=env, cwd=REPO_ROOT)
         clients = _connected_clients(cluster)
         shuffles = cluster.log("scheduler").count("initialized by task")
         alive = len(cluster.worker_processes())

@@ -22,10 +22,10 @@ from pathlib import Path
 import nbformat
 from nbformat.sign import NotebookNotary
 
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import NOTEBOOKS_DIR, REPO_ROOT
 
 OVERRIDES = REPO_ROOT / "binder" / "lab" / "overrides.json"
-NOTEBOOKS = REPO_ROOT / "notebooks"
+NOTEBOOKS = NOTEBOOKS_DIR
 
 
 def install_overrides(prefix: Path = Path(sys.prefix)) -> Path:

@@ -12,7 +12,7 @@ nothing but the tiny dataset, which is generated first: each has its own scratch
 (``COURSE_SCRATCH_DIR``), progress file and clusters on free ports, and no cell's check depends on
 an idle machine. Each pass writes its whole output to ``build/test-logs/<pass>.log``; this prints a
 line as each one ends, and the end of the log of any that failed. Every pass process dies with
-this one (``utils.datagen.lifetime.launcher_command``).
+this one (``utils.base.lifetime.launcher_command``).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from utils.datagen.lifetime import launcher_command
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.lifetime import launcher_command
+from utils.base.paths import REPO_ROOT
 
 SCALE = "tiny"
 LOG_DIR = REPO_ROOT / "build" / "test-logs"

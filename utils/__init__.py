@@ -1,6 +1,7 @@
-"""Helpers for the Dask-across-GPUs course, in three layers (CONTRIBUTING.md, "The utils package"):
+"""Helpers for the Dask-across-GPUs course, in four layers (CONTRIBUTING.md, "The utils package"):
 
-- ``utils.datagen``: the data generator; it stands apart and imports nothing else of ``utils``;
+- ``utils.base``: the floor (paths, ``human_bytes``, process lifetime); the standard library only;
+- ``utils.datagen``: the data generator; it stands apart and imports only the base floor;
 - the runtime: ``machine``, ``backend``, ``cluster``, ``processes``, ``dataset``, ``doctor``,
   ``snapshot`` (hardware, the pandas/cudf choice, clusters, the dataset handle, readiness);
 - what notebooks teach with: ``checks``, ``progress``, ``review``, ``notebook_grammar``, ``plans``,

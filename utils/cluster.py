@@ -334,7 +334,7 @@ def _start_local_cluster(
     options: dict[str, Any] = {"dashboard_address": dashboard_bind_address(), "silence_logs": QUIET}
     if "host" not in kwargs and "interface" not in kwargs:
         options["host"] = LOCAL_HOST  # scheduler and workers: this machine only
-    if backend.name == "gpu":
+    if backend.is_gpu:
         from dask_cuda import LocalCUDACluster
 
         options = {"enable_cudf_spill": True, **options, **kwargs}
@@ -371,28 +371,6 @@ def _worker_hardware(dask_worker: Any) -> dict[str, Any]:
 def workers_hardware(client: Client) -> dict[str, dict[str, Any]]:
     """What each worker of ``client``'s cluster reports about itself, by worker address."""
     return dict(sorted(client.run(_worker_hardware).items()))
-
-
-def _is_gpu_worker(report: dict[str, Any]) -> bool:
-    return bool(report["gpu"]) and report["dask_cuda"] and not report["gpu_packages_missing"]
-
-
-def _choose_for_external(client: Client, requested: str | None) -> Backend:
-    """GPU only when every worker is a GPU worker: a dask-cuda worker with its own device and
-    cudf. Plain ``dask worker`` processes on a GPU machine see the GPUs through NVML and may
-    import cudf, but they are CPU workers (many threads, no device memory limit, no spilling)."""
-    reports = workers_hardware(client)
-    if not reports:
-        raise ValueError(f"the scheduler at {client.scheduler.address} has no workers; start some")
-    gpu_workers = [report for report in reports.values() if _is_gpu_worker(report)]
-    all_gpu = len(gpu_workers) == len(reports)
-    gpus = len({report["gpu"]["uuid"] for report in gpu_workers}) if all_gpu else 0
-    backend = choose_backend(requested, gpus=gpus)
-    reason = backend.reason
-    if not all_gpu and any(report["gpu"] for report in reports.values()):
-        reason = (f"{len(reports) - len(gpu_workers)} of {len(reports)} workers are not dask-cuda workers "
-                  "with a GPU and cudf (start GPU workers with `dask cuda worker`)")
-    return Backend(backend.name, f"external cluster: {reason}")
 
 
 # The local cluster this process's last ``start_client`` started, and its client: re-running a
@@ -448,13 +426,16 @@ def start_client(
     if address is not None and address.strip():
         client = _connect(address, connect_timeout, security)
         try:
-            chosen = _choose_for_external(client, backend)
+            reports = workers_hardware(client)
+            if not reports:
+                raise ValueError(f"the scheduler at {client.scheduler.address} has no workers; start some")
+            chosen = choose_backend(backend, workers=reports)
         except BaseException:
             client.close()
             raise
     else:
         chosen = choose_backend(backend, dataframes=dataframes)
-        if chosen.name == "gpu" and not dataframes:
+        if chosen.is_gpu and not dataframes:
             cluster_kwargs.setdefault("enable_cudf_spill", False)  # dask_cuda/local_cuda_cluster.py: `import cudf`
         dashboard_bind_address()  # a bad $COURSE_DASHBOARD_ADDRESS fails before anything is closed
         _check_worker_memory(memory_limit, threads_per_worker)

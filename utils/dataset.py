@@ -11,13 +11,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from utils.backend import current_backend
+from utils.backend import Backend, as_backend, current_backend
+from utils.base.paths import SCRATCH_ENV_VAR, scratch_root
 from utils.datagen.build import ensure_generated
 from utils.datagen.manifest import (
     MANIFEST_NAME,
-    REPO_ROOT,
     WORLD_FORMAT,
-    default_data_dir,
     file_problems,
     read_manifest,
     regenerate_command,
@@ -25,9 +24,6 @@ from utils.datagen.manifest import (
 
 if TYPE_CHECKING:  # pandas is imported by the methods that read ground truth
     import pandas as pd
-
-SCRATCH_NAME = "scratch"
-SCRATCH_ENV_VAR = "COURSE_SCRATCH_DIR"  # a learner's own scratch folder when the data folder is shared
 
 # Keyword arguments that pandas.read_csv and cudf.read_csv both accept with the same meaning,
 # so the same `dd.read_csv(ds.csv_files, **ds.csv_kwargs)` works on either backend.
@@ -47,19 +43,6 @@ CSV_COLUMNS = ("transaction_id", "customer_id", TIMESTAMP_COLUMN, "store_id", "p
 PANDAS_FAST_CSV = {"engine": "pyarrow"}
 # Keys ``Dataset.totals_by`` groups by: the ground-truth cube's axes, plus the quarter of a month.
 TOTALS_KEYS = ("month", "quarter", "segment", "region", "store_id", "product_category")
-
-
-def scratch_root(data_dir: Path | None = None) -> Path:
-    """A learner's own writable folder: ``$COURSE_SCRATCH_DIR``, else ``<data dir>/scratch`` (``data_dir``,
-    default ``default_data_dir()``). The one rule for the notebooks' throw-away copies and the exercise
-    progress (``utils.progress``), so a room that shares one read-only data folder moves both with one
-    variable. A relative ``$COURSE_SCRATCH_DIR`` is taken relative to the repository root, as
-    ``$COURSE_DATA_DIR`` is: notebooks run in ``notebooks/`` and the commands in the root. Creates nothing."""
-    env = os.environ.get(SCRATCH_ENV_VAR, "").strip()
-    if env:
-        path = Path(env).expanduser()
-        return path if path.is_absolute() else Path(os.path.normpath(REPO_ROOT / path))
-    return (default_data_dir() if data_dir is None else data_dir) / SCRATCH_NAME
 
 
 class Dataset:
@@ -124,24 +107,23 @@ class Dataset:
         ``optimize()`` differ from pandas unless ``blocksize=None``, which switches fusion off;
         the pandas backend takes no such argument (it fuses only after a column projection, which
         ``blocksize`` does not switch off)."""
-        return {"blocksize": None} if current_backend().name == "gpu" else {}
+        return {"blocksize": None} if current_backend().is_gpu else {}
 
-    def fast_csv_kwargs(self, columns: list[str] | tuple[str, ...] | None = None, backend: str | None = None) -> dict:
+    def fast_csv_kwargs(
+        self, columns: list[str] | tuple[str, ...] | None = None, backend: Backend | str | None = None
+    ) -> dict:
         """``read_csv`` arguments that read only ``columns`` (default: all) as fast as ``backend``
-        (``"cpu"``/``"gpu"``, default: the configured one) allows: ``usecols`` and those columns'
+        (a ``Backend`` or ``"cpu"``/``"gpu"``; default: ``current_backend()``) allows: ``usecols`` and those columns'
         dtypes on both; on pandas also the pyarrow engine (``timestamp`` as a ``datetime64[us]``
         dtype, the same values and unit as ``parse_dates``); cudf gets only arguments it accepts."""
-        if backend is None:
-            backend = current_backend().name
-        if backend not in ("cpu", "gpu"):
-            raise ValueError(f"backend must be 'cpu' or 'gpu', got {backend!r}")
+        on_gpu = as_backend(backend).is_gpu
         wanted = list(columns) if columns is not None else list(CSV_COLUMNS)
         unknown = [name for name in wanted if name not in CSV_COLUMNS]
         if unknown or not wanted:
             raise ValueError(f"columns must be a non-empty subset of {list(CSV_COLUMNS)}, got {wanted!r}")
         dtype = {name: CSV_DTYPES[name] for name in wanted if name in CSV_DTYPES}
         kwargs: dict = {"usecols": wanted, "dtype": dtype}
-        if backend == "cpu":
+        if not on_gpu:
             if TIMESTAMP_COLUMN in wanted:
                 dtype[TIMESTAMP_COLUMN] = "datetime64[us]"
             return {**kwargs, **PANDAS_FAST_CSV}

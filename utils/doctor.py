@@ -25,13 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from utils.backend import BACKEND_ENV_VAR, GPU_PACKAGES, choose_backend, missing_gpu_packages, to_pandas
+from utils.base.lifetime import remove_orphaned_semaphores
+from utils.base.paths import REPO_ROOT, default_data_dir
+from utils.base.units import human_bytes
 from utils.cluster import dashboard_address, describe, shutdown, start_client
 from utils.datagen.build import remove_stale_temporaries
-from utils.datagen.lifetime import remove_orphaned_semaphores
-from utils.datagen.manifest import REPO_ROOT, dataset_dir, default_data_dir, is_complete
+from utils.datagen.manifest import dataset_dir, is_complete
 from utils.datagen.params import make_params
 from utils.datagen.scales import SCALES, resolve_scale
-from utils.datagen.sizes import available_memory, estimated_bytes, human_bytes, partition_peak_bytes
+from utils.datagen.sizes import available_memory, estimated_bytes, partition_peak_bytes
 from utils.machine import GPU_INSTALL_HINT, cpu_count, gpu_count, nvml_gpus, package_version
 from utils.processes import remove_stale_cluster_dirs
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from utils.backend import Backend, as_backend
 from utils.machine import gpu_count
 
 DEMO_WORKER_LIMIT = 2 * 2**30  # the process limit of a demo worker: far above its baseline
@@ -36,7 +37,7 @@ class MemoryBudget:
     data_bytes: int
     ratio: float
     workers: int
-    backend: str = "cpu"
+    backend: Backend  # the workers' kind: the budget is device memory on GPUs
     worker_limit: int = DEMO_WORKER_LIMIT
 
     @property
@@ -66,18 +67,19 @@ class MemoryBudget:
         allocation fails, so a small budget would show nothing. On CPUs, the ``target`` fraction of
         ``config()``."""
         kwargs: dict[str, Any] = {"n_workers": self.workers, "threads_per_worker": 1, "memory_limit": self.worker_limit}
-        if self.backend == "gpu":
+        if self.backend.is_gpu:
             kwargs.update(device_memory_limit=self.per_worker, enable_cudf_spill=False)
         return kwargs
 
 
-def demo_budget(data_bytes: int, ratio: float = 3.0, backend: str = "cpu", workers: int | None = None) -> MemoryBudget:
+def demo_budget(
+    data_bytes: int, ratio: float = 3.0, backend: Backend | str | None = None, workers: int | None = None
+) -> MemoryBudget:
     """A budget ``ratio`` times smaller than ``data_bytes``, over ``workers`` workers: by default two,
     and on GPUs no more than the GPUs there are (one worker per GPU)."""
-    if backend not in ("cpu", "gpu"):
-        raise ValueError(f"backend must be 'cpu' or 'gpu', got {backend!r}")
+    backend = as_backend(backend)
     if workers is None:
-        workers = max(1, min(DEMO_WORKERS, gpu_count())) if backend == "gpu" else DEMO_WORKERS
+        workers = max(1, min(DEMO_WORKERS, gpu_count())) if backend.is_gpu else DEMO_WORKERS
     if data_bytes <= 0 or ratio <= 1 or workers < 1:
         raise ValueError("need data_bytes > 0, ratio > 1 and workers >= 1")
     return MemoryBudget(data_bytes, ratio, workers, backend)

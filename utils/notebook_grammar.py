@@ -22,9 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from utils.datagen.manifest import REPO_ROOT
-
-NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
+from utils.base.paths import NOTEBOOKS_DIR
 
 # --- file names: 03_groupby_sum.ipynb, 09_review.ipynb, _template.ipynb ------------------------------
 _STEM = r"(?P<number>\d\d)_(?P<topic>[a-z0-9_]+)"

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from utils.backend import current_backend
+from utils.backend import Backend, as_backend
 from utils.machine import this_gpu
 
 GPU_BAND = (1 / 32, 1 / 16)  # of one GPU's memory
@@ -47,17 +47,18 @@ class PartitionAdvice:
 
 
 def recommended_partition_bytes(
-    memory_per_worker: int, threads_per_worker: int = 1, backend: str = "cpu"
+    memory_per_worker: int, threads_per_worker: int = 1, backend: Backend | str = "cpu"
 ) -> PartitionAdvice:
     """The partition size (in memory) for a worker with ``memory_per_worker`` bytes (device memory
-    for ``backend="gpu"``, the worker's memory limit for ``"cpu"``) and ``threads_per_worker``."""
+    for ``backend="gpu"``, the worker's memory limit for ``"cpu"``) and ``threads_per_worker``.
+
+    ``backend`` names the rule to apply to those numbers, not the backend in force: it defaults to
+    the CPU rule (``advice_for_client`` passes the cluster's backend)."""
     if memory_per_worker <= 0 or threads_per_worker < 1:
         raise ValueError("memory_per_worker must be > 0 and threads_per_worker >= 1")
-    if backend == "gpu":
+    if as_backend(backend).is_gpu:
         low, high = (int(memory_per_worker * fraction) for fraction in GPU_BAND)
         return PartitionAdvice((low + high) // 2, low, high, "1/32-1/16 of the GPU's memory (shuffle-heavy work)")
-    if backend != "cpu":
-        raise ValueError(f"backend must be 'cpu' or 'gpu', got {backend!r}")
     fits = memory_per_worker // (threads_per_worker * COPIES_PER_TASK * SAFETY)
     size = max(MIN_PARTITION_BYTES, min(MAX_CPU_PARTITION_BYTES, fits))
     reason = (f"{threads_per_worker} thread(s) x {COPIES_PER_TASK} copies x {SAFETY} (headroom) must fit the "
@@ -65,18 +66,18 @@ def recommended_partition_bytes(
     return PartitionAdvice(size, size // 2, size, reason)
 
 
-def advice_for_client(client, backend: str | None = None) -> PartitionAdvice:
+def advice_for_client(client, backend: Backend | str | None = None) -> PartitionAdvice:
     """The rule applied to the smallest worker of ``client``'s cluster (GPU memory on GPU workers).
 
     GPU memory is asked of the workers themselves (``utils.machine.this_gpu`` through
     ``client.run``): the scheduler's record of a nanny-started dask-cuda worker has no ``"gpu"``
     entry, because NVML starts in the worker after its start-up information was sent
     (dask/distributed ``distributed/worker.py``, ``distributed/diagnostics/nvml.py``)."""
-    backend = backend or current_backend().name
+    backend = as_backend(backend)  # default: current_backend()
     workers = list(client.scheduler_info(n_workers=-1)["workers"].values())
     if not workers:
         raise ValueError("the cluster has no workers")
-    if backend == "gpu":
+    if backend.is_gpu:
         devices = [device for device in client.run(this_gpu).values() if device]
         if len(devices) < len(workers):
             raise ValueError(f"the gpu backend is set but only {len(devices)} of {len(workers)} workers have a GPU; "

@@ -37,7 +37,7 @@ from typing import Any
 import dask.dataframe as dd
 from pyarrow.fs import LocalFileSystem
 
-from utils.backend import choose_backend, current_backend
+from utils.backend import Backend, as_backend, choose_backend, current_backend
 from utils.dataset import Dataset
 from utils.machine import cpu_count
 from utils.partitions import advice_for_client
@@ -50,7 +50,7 @@ IN_MEMORY_BYTES_PER_ROW = 16  # customer_id int64 + sales_amount float64
 FORMATS = ("parquet", "csv")
 
 
-def cluster_shape(backend: str | None = None, cores: int | None = None) -> dict[str, int]:
+def cluster_shape(backend: Backend | str | None = None, cores: int | None = None) -> dict[str, int]:
     """``start_client`` arguments for this pipeline: on CPUs one single-threaded worker process per
     core (beyond ``MAX_CPU_WORKERS`` cores, that many processes sharing the cores as threads); on
     GPUs nothing, which keeps one worker per GPU.
@@ -58,7 +58,7 @@ def cluster_shape(backend: str | None = None, cores: int | None = None) -> dict[
     Called before ``start_client`` (notebook 03's setup), so ``backend`` defaults to the backend
     ``start_client`` is about to choose (``choose_backend``: ``$COURSE_BACKEND`` or the hardware),
     not to Dask's current setting, which is still the CPU default then."""
-    if (backend or choose_backend().name) == "gpu":
+    if (choose_backend() if backend is None else as_backend(backend)).is_gpu:
         return {}
     cores = cores or cpu_count()
     workers = max(1, min(cores, MAX_CPU_WORKERS))
@@ -83,7 +83,7 @@ def read_transactions(dataset: Dataset, fmt: str = "parquet", client: Any = None
     files (the manifest's list, so stray files are never read)."""
     if fmt == "parquet":
         files = [str(path) for path in dataset.parquet_files]
-        if current_backend().name == "gpu":
+        if current_backend().is_gpu:
             return dd.read_parquet(files, columns=list(COLUMNS))
         return dd.read_parquet(files, columns=list(COLUMNS), filesystem=LocalFileSystem())
     if fmt == "csv":

@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from utils.base.lifetime import launcher_command, process_alive
 from utils.cluster import LOCAL_HOST
-from utils.datagen.lifetime import launcher_command, process_alive
 from utils.machine import gpu_count
 
 START_TIMEOUT_S = 60

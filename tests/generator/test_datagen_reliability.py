@@ -18,10 +18,11 @@ from pathlib import Path
 import psutil
 import pytest
 
+from utils.base.paths import REPO_ROOT, default_data_dir
+from utils.base.units import human_bytes
 from utils.datagen import build, cli, sizes, writers
-from utils.datagen.manifest import REPO_ROOT, default_data_dir, is_complete
+from utils.datagen.manifest import is_complete
 from utils.datagen.params import make_params
-from utils.datagen.sizes import human_bytes
 from utils.dataset import ensure_dataset
 
 # A run far too big to finish before it is killed (it is killed within seconds, after its first
@@ -556,7 +557,7 @@ def test_orphaned_semaphores_of_killed_runs_are_removed_and_used_ones_kept():
     import _multiprocessing
     import uuid as uuid_module
 
-    from utils.datagen.lifetime import remove_orphaned_semaphores
+    from utils.base.lifetime import remove_orphaned_semaphores
 
     def semaphore(keep: bool):
         name = f"/mp-coursetest{uuid_module.uuid4().hex[:8]}"

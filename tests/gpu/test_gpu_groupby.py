@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from utils.backend import shuffle_method, to_pandas
+from utils.backend import Backend, to_pandas
 from utils.datagen.transactions import FIRST_CUSTOMER_ID, customer_ids, generate_partition, partition_rows
 from utils.machine import installed
 from utils.profiling import time_call
@@ -148,9 +148,10 @@ def test_4a_cudf_groupby_equals_ground_truth_pandas_timed(client, record_propert
 
     dataset = ensure_dataset(TIMING_SCALE)
     times = {}
+    gpu_shuffle = Backend("gpu", "the GPU policy").shuffle_method
     for backend in ("cudf", "pandas"):
         # the same (GPU) shuffle policy for both backends, so the comparison is like for like
-        with dask.config.set({"dataframe.backend": backend, "dataframe.shuffle.method": shuffle_method("gpu")}):
+        with dask.config.set({"dataframe.backend": backend, "dataframe.shuffle.method": gpu_shuffle}):
             totals = dd.read_csv(dataset.csv_files, **dataset.csv_kwargs).groupby("customer_id")["sales_amount"].sum()
             result, times[backend] = _timed(lambda totals=totals: client.compute(totals, sync=True))
         record_property(f"{backend}_seconds", times[backend])

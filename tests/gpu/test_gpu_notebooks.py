@@ -8,14 +8,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+from utils.base.paths import NOTEBOOKS_DIR, REPO_ROOT
+
 pytestmark = pytest.mark.gpu
 
-REPO = Path(__file__).resolve().parents[2]
-NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.name)
@@ -26,8 +26,8 @@ def test_4b_notebook_passes_with_the_gpu_backend(notebook, record_property):
     pytest.importorskip("nbval", reason="nbval not installed")
     env = {**os.environ, "COURSE_BACKEND": "gpu", "COURSE_SCALE": "tiny"}
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", str(notebook.relative_to(REPO)), "-q", "-p", "no:cacheprovider"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=3600, check=False,
+        [sys.executable, "-m", "pytest", str(notebook.relative_to(REPO_ROOT)), "-q", "-p", "no:cacheprovider"],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=3600, check=False,
     )
     lines = done.stdout.strip().splitlines()
     record_property("summary", lines[-1] if lines else f"pytest exit status {done.returncode}")

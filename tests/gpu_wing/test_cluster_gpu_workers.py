@@ -13,8 +13,8 @@ import dask
 import pytest
 
 from utils import backend as backend_module
+from utils.base.paths import REPO_ROOT
 from utils.cluster import describe, shutdown, start_client, summary
-from utils.datagen.manifest import REPO_ROOT
 
 GPU_SIM = REPO_ROOT / "gpu_sim"
 GPU_NAMES = "Simulated H200 A;Simulated H200 B"
@@ -45,11 +45,12 @@ def sim_gpu_cluster():
 def client_has_gpu_stack(monkeypatch):
     """This (notebook) process pretends cudf & co. are importable; Dask's options come back after."""
     monkeypatch.setattr(backend_module, "missing_gpu_packages", lambda: [])
-    monkeypatch.setattr(backend_module, "_configured", None)
+    backend_module.reset()
     monkeypatch.delenv("COURSE_BACKEND", raising=False)
     keys = ("dataframe.backend", "dataframe.shuffle.method")
     with dask.config.set({key: dask.config.get(key, default=None) for key in keys}):
         yield
+        backend_module.reset()
 
 
 def test_the_simulation_is_not_on_this_process_path():

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 
 REPO = REPO_ROOT
 SIM = REPO / "gpu_sim"

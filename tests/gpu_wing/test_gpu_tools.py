@@ -20,7 +20,7 @@ import pytest
 
 from tools.gpu import check as gpu_check
 from tools.gpu.report import build_report, render_markdown
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 from utils.machine import GPU_INSTALL_HINT, gpu_count
 
 REPO = REPO_ROOT

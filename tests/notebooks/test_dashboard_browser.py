@@ -12,12 +12,11 @@ from support.clusters import course_client
 from support.dashboard import wait_for_task_stream
 from support.lab import first_notebook, jupyter_lab
 
+from utils.base.paths import REPO_ROOT
 from utils.cluster import dashboard_address
-from utils.datagen.manifest import REPO_ROOT
 from utils.snapshot import browser_page, open_dashboard, unavailable
 
-ROOT = REPO_ROOT
-ARTEFACTS = ROOT / "reports" / "browser"
+ARTEFACTS = REPO_ROOT / "reports" / "browser"
 LAB_START_TIMEOUT_S = 60
 
 pytestmark = pytest.mark.skipif(unavailable() is not None, reason=f"no headless browser: {unavailable()}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import nbformat
 from wrong_answers import WRONG_ANSWERS  # tests/notebooks/ is on sys.path: pytest's rootdir-less test folder
 
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 from utils.notebook_grammar import course_notebooks, exercises
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"

@@ -18,7 +18,7 @@ import pytest
 from support.lab import jupyter_lab
 
 from tools.lab_setup import align_python_version
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 from utils.notebook_grammar import exercises
 from utils.snapshot import browser_page, unavailable
 

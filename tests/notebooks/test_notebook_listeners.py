@@ -14,7 +14,7 @@ import random
 import psutil
 from distributed import Client, LocalCluster
 
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 
 NOTEBOOK = REPO_ROOT / "notebooks" / "01_cluster_setup.ipynb"
 MARKER = "mystery_cluster = LocalCluster("

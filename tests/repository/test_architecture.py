@@ -1,5 +1,6 @@
-"""The shape of ``utils``: three layers that import in one direction, no import cycles, no private
-names across modules, a generator that stands apart, and one spelling per API in the notebooks.
+"""The shape of ``utils``: four layers that import in one direction, a base floor that imports nothing
+of the course, no import cycles, no private names across modules, a generator that stands apart, and
+one spelling per API in the notebooks.
 
 The layers are written once, in CONTRIBUTING.md ("The utils package"); these tests read them from
 there and hold the code to them, so the document cannot drift from the code."""
@@ -16,11 +17,11 @@ import nbformat
 import pytest
 
 import utils
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 
 UTILS = REPO_ROOT / "utils"
 CONTRIBUTING = REPO_ROOT / "CONTRIBUTING.md"
-LAYER_ORDER = ("generator", "runtime", "teaching")  # each may import its own layer and those before it
+LAYER_ORDER = ("base", "generator", "runtime", "teaching")  # each may import its own layer and those before it
 
 
 def module_name(path: Path) -> str:
@@ -118,11 +119,56 @@ def test_layers_import_in_one_direction():
     assert wrong == []
 
 
-def test_the_generator_imports_nothing_else_of_utils():
+def test_the_base_floor_is_the_lowest_layer():
+    assert LAYER_ORDER[0] == "base" and layers_from_contributing().get("base") == "base"
+
+
+def module_level_imports(path: Path) -> list[tuple[str, int]]:
+    """(top-level package, line) of every import at module level (``if TYPE_CHECKING:`` blocks left out)."""
+    found = []
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Import):
+            found += [(alias.name.split(".")[0], node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.module.split(".")[0], node.lineno))
+        elif isinstance(node, ast.ImportFrom):
+            found.append(("(relative import)", node.lineno))
+    return found
+
+
+def test_the_base_floor_imports_no_other_course_module_and_only_the_standard_library():
+    """``utils.base`` is what everything else may import: it imports no other module of ``utils``
+    (nor ``tools``, ``tests``, ``benchmarks``), and at module level only the standard library."""
+    base = {name: path for name, path in utils_modules().items() if name.startswith("utils.base")}
+    assert base, "utils/base/ is missing"
+    course = [
+        f"{path.relative_to(REPO_ROOT)}:{line} imports {imported}"
+        for path in base.values()
+        for imported, line, _ in utils_imports(path) if not imported.startswith("utils.base")
+    ]
+    outside_stdlib = [
+        f"{path.relative_to(REPO_ROOT)}:{line} imports {package} at module level"
+        for path in base.values()
+        for package, line in module_level_imports(path)
+        if package not in sys.stdlib_module_names and package != "__future__"
+    ]
+    assert course + outside_stdlib == []
+
+
+def test_the_base_floor_loads_nothing_else():
+    code = ("import sys, utils.base.paths, utils.base.units, utils.base.lifetime\n"
+            "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('utils', 'tools', 'dask', 'distributed', 'psutil', 'pandas', 'numpy'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+    assert [m for m in done.stdout.split() if m != "utils" and not m.startswith("utils.base")] == []
+
+
+def test_the_generator_imports_nothing_else_of_utils_but_the_base_floor():
     outside = [
         f"{path.relative_to(REPO_ROOT)}:{line} imports {imported}"
         for name, path in utils_modules().items() if name.startswith("utils.datagen")
-        for imported, line, _ in utils_imports(path) if not imported.startswith("utils.datagen")
+        for imported, line, _ in utils_imports(path) if not imported.startswith(("utils.datagen", "utils.base"))
     ]
     assert outside == []
 
@@ -134,7 +180,7 @@ def test_the_generator_loads_neither_the_rest_of_utils_nor_distributed():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
     assert done.returncode == 0, done.stderr
     loaded = done.stdout.split()
-    assert [m for m in loaded if m != "utils" and not m.startswith("utils.datagen")] == []
+    assert [m for m in loaded if m != "utils" and not m.startswith(("utils.datagen", "utils.base"))] == []
 
 
 def test_utils_imports_are_at_the_top_of_each_module():

@@ -8,15 +8,14 @@ import re
 import tomllib
 from urllib.parse import urlsplit
 
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 from utils.doctor import read_pins
 
-ROOT = REPO_ROOT
-FIRST_NOTEBOOK = re.search(r"^FIRST_NOTEBOOK\s*:=\s*(\S+)", (ROOT / "Makefile").read_text(), re.M).group(1)
+FIRST_NOTEBOOK = re.search(r"^FIRST_NOTEBOOK\s*:=\s*(\S+)", (REPO_ROOT / "Makefile").read_text(), re.M).group(1)
 
 
 def repository_url() -> str:
-    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
+    return tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
 
 
 def expected_badge() -> str:
@@ -29,13 +28,13 @@ def expected_badge() -> str:
 
 
 def test_the_readme_badge_is_built_from_the_repository_url():
-    top = (ROOT / "README.md").read_text().splitlines()[:5]
+    top = (REPO_ROOT / "README.md").read_text().splitlines()[:5]
     badge = expected_badge()
     assert badge in top, f"README.md's first lines must hold the Binder badge for {repository_url()}:\n{badge}"
 
 
 def test_binder_pins_the_full_cpu_environment():
-    binder, constraints = read_pins(ROOT / "binder" / "requirements.txt"), read_pins(ROOT / "constraints.txt")
+    binder, constraints = read_pins(REPO_ROOT / "binder" / "requirements.txt"), read_pins(REPO_ROOT / "constraints.txt")
     missing = sorted(set(constraints) - set(binder))
     different = {name: (binder[name][1], pin) for name, (_, pin) in constraints.items()
                  if name in binder and binder[name][1] != pin}
@@ -77,7 +76,7 @@ def _sidebar_cluster_hosts(dask_config: str) -> list[str]:
 
     env = {key: value for key, value in os.environ.items() if not key.startswith("DASK_")}
     env["DASK_CONFIG"] = dask_config
-    done = subprocess.run([sys.executable, "-c", _SIDEBAR_CLUSTER], env=env, cwd=ROOT, capture_output=True,
+    done = subprocess.run([sys.executable, "-c", _SIDEBAR_CLUSTER], env=env, cwd=REPO_ROOT, capture_output=True,
                           text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -91,7 +90,7 @@ def _dask_config_of_make_lab() -> str:
         import pytest
 
         pytest.skip("make is not installed")
-    done = subprocess.run(["make", "-n", "lab"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(["make", "-n", "lab"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=False)
     found = re.search(r"DASK_CONFIG=\"?([^\s\"]+)\"?\s+\S*jupyter lab", done.stdout)
     assert found, f"`make lab` must start JupyterLab with DASK_CONFIG set:\n{done.stdout}"
     return found.group(1)
@@ -100,7 +99,7 @@ def _dask_config_of_make_lab() -> str:
 def _dask_config_of_binder_start() -> str:
     import subprocess
 
-    done = subprocess.run(["bash", str(ROOT / "binder" / "start"), "env"], cwd="/", capture_output=True,
+    done = subprocess.run(["bash", str(REPO_ROOT / "binder" / "start"), "env"], cwd="/", capture_output=True,
                           text=True, timeout=30, check=False)
     found = re.search(r"^DASK_CONFIG=(.+)$", done.stdout, re.M)
     assert found, "binder/start must export DASK_CONFIG for the Jupyter server"

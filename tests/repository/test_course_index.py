@@ -20,28 +20,27 @@ import yaml
 from tools import course_index
 from tools.course_index import EXAM_MAP, GUIDE, INDEX, README, CourseIndexError, check, load_course, write
 from tools.course_index.__main__ import main
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 from utils.notebook_grammar import course_notebooks
 
-ROOT = REPO_ROOT
-COURSE = load_course(ROOT / INDEX)
+COURSE = load_course(REPO_ROOT / INDEX)
 # sha256 of https://www.apache.org/licenses/LICENSE-2.0.txt, the unmodified Apache License 2.0.
 APACHE_2_0_SHA256 = "cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30"
 
 
 def test_nothing_drifted_from_the_index():
-    assert check(ROOT) == [], "run python -m tools.course_index --write (or fix the notebook header it names)"
+    assert check(REPO_ROOT) == [], "run python -m tools.course_index --write (or fix the notebook header it names)"
 
 
 @pytest.mark.parametrize("nb", COURSE.notebooks, ids=lambda nb: nb.number)
 def test_minutes_agree_with_the_notebooks_time_line(nb):
-    header = nbformat.read(ROOT / "notebooks" / nb.file, as_version=4).cells[0].source
+    header = nbformat.read(REPO_ROOT / "notebooks" / nb.file, as_version=4).cells[0].source
     time = course_index.header_fields(header)["Time"]
     assert [int(m) for m in re.findall(r"(\d+) minutes", time)[:2]] == [nb.teaching, nb.exercises], time
 
 
 def test_every_notebook_is_in_the_index_and_every_entry_has_its_notebook():
-    on_disk = [p.name for p in course_notebooks(ROOT / "notebooks")]
+    on_disk = [p.name for p in course_notebooks(REPO_ROOT / "notebooks")]
     assert on_disk == [nb.file for nb in COURSE.notebooks]
 
 
@@ -52,9 +51,9 @@ def test_every_notebook_is_in_the_index_and_every_entry_has_its_notebook():
 def copy(tmp_path: Path) -> Path:
     for page in (README, GUIDE, EXAM_MAP, INDEX):
         (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(ROOT / page, tmp_path / page)
+        shutil.copy(REPO_ROOT / page, tmp_path / page)
     for nb in COURSE.notebooks:
-        shutil.copy(ROOT / "notebooks" / nb.file, tmp_path / "notebooks" / nb.file)
+        shutil.copy(REPO_ROOT / "notebooks" / nb.file, tmp_path / "notebooks" / nb.file)
     assert check(tmp_path) == []
     return tmp_path
 
@@ -75,7 +74,7 @@ def test_a_hand_edited_generated_row_is_reported_and_write_repairs_it(copy):
     assert any(p.startswith("docs/instructor-guide.md: generated block (notebook-minutes)") for p in problems)
     assert sorted(map(str, write(copy))) == ["README.md", "docs/instructor-guide.md"]
     assert check(copy) == []
-    assert (copy / README).read_text() == (ROOT / README).read_text()
+    assert (copy / README).read_text() == (REPO_ROOT / README).read_text()
 
 
 def test_prose_outside_the_fences_is_kept(copy):
@@ -157,7 +156,7 @@ def test_a_self_contradicting_index_is_refused(copy, old, new, message):
 
 @pytest.mark.parametrize("args", [[], ["--bogus"], ["--check", "--write"], ["--check", "extra"]])
 def test_bad_arguments_exit_2_with_one_line(args):
-    done = subprocess.run([sys.executable, "-m", "tools.course_index", *args], cwd=ROOT, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "tools.course_index", *args], cwd=REPO_ROOT, capture_output=True,
                           text=True, timeout=60, check=False)
     assert done.returncode == 2
     assert done.stdout == "" and len(done.stderr.strip().splitlines()) == 1, done.stderr
@@ -173,15 +172,15 @@ def test_check_exits_0_when_nothing_drifted(capsys):
 
 
 def test_license_is_the_unmodified_apache_2_0_text():
-    text = (ROOT / "LICENSE").read_bytes()
+    text = (REPO_ROOT / "LICENSE").read_bytes()
     assert hashlib.sha256(text).hexdigest() == APACHE_2_0_SHA256
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pyproject = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
     assert pyproject["license"] == "Apache-2.0" and pyproject["license-files"] == ["LICENSE"]
 
 
 def test_citation_parses_and_agrees_with_pyproject():
-    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    citation = yaml.safe_load((REPO_ROOT / "CITATION.cff").read_text())
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
     assert citation["cff-version"] == "1.2.0" and citation["type"] == "software"
     assert citation["license"] == project["license"]
     assert str(citation["version"]) == project["version"]

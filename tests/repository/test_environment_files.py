@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 
-ROOT = REPO_ROOT
 SHARED = ("dask", "distributed", "bokeh", "pandas", "numpy", "pyarrow", "matplotlib", "jupyterlab", "dask-labextension")
 RAPIDS_26_10 = {"dask": "2026.7.1", "distributed": "2026.7.1"}
 PIN = re.compile(r"^([A-Za-z0-9_.-]+)(\[[^\]]*\])?\s*(==?)\s*([^\s;#]+)")
@@ -41,10 +40,10 @@ def conda_pins(path: Path) -> dict[str, str]:
 
 
 ENVIRONMENTS = {
-    "requirements.txt": pip_pins(ROOT / "requirements.txt"),
-    "constraints.txt": pip_pins(ROOT / "constraints.txt"),
-    "binder/requirements.txt": pip_pins(ROOT / "binder" / "requirements.txt"),
-    "environment.yml": conda_pins(ROOT / "environment.yml"),
+    "requirements.txt": pip_pins(REPO_ROOT / "requirements.txt"),
+    "constraints.txt": pip_pins(REPO_ROOT / "constraints.txt"),
+    "binder/requirements.txt": pip_pins(REPO_ROOT / "binder" / "requirements.txt"),
+    "environment.yml": conda_pins(REPO_ROOT / "environment.yml"),
 }
 
 
@@ -67,7 +66,7 @@ def test_rapids_versions():
 
 def test_every_direct_requirement_is_exactly_pinned_and_in_the_constraints():
     lines = [
-        line.strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
+        line.strip() for line in (REPO_ROOT / "requirements.txt").read_text().splitlines()
         if line.strip() and not line.startswith("#")
     ]
     constraints = ENVIRONMENTS["constraints.txt"]
@@ -89,7 +88,7 @@ def _other_platform(line: str) -> bool:
 def test_xgboost_is_the_cpu_build_on_linux_and_the_same_version_everywhere():
     """pip: xgboost-cpu on Linux, xgboost on macOS (no xgboost-cpu wheels); conda and the GPU file:
     the CUDA-enabled xgboost. Never both builds in one environment, always one version."""
-    text = (ROOT / "requirements.txt").read_text()  # binder/ is the Linux freeze (tests/repository/test_binder.py)
+    text = (REPO_ROOT / "requirements.txt").read_text()  # binder/ is the Linux freeze (tests/repository/test_binder.py)
     assert re.search(r'^xgboost-cpu==[^;]+;\s*sys_platform == "linux"', text, re.M)
     assert re.search(r'^xgboost==[^;]+;\s*sys_platform == "darwin"', text, re.M)
     versions = {
@@ -98,7 +97,7 @@ def test_xgboost_is_the_cpu_build_on_linux_and_the_same_version_everywhere():
         "xgboost-cpu (constraints.txt)": ENVIRONMENTS["constraints.txt"]["xgboost-cpu"],
         "xgboost-cpu (binder)": ENVIRONMENTS["binder/requirements.txt"]["xgboost-cpu"],
         "xgboost (environment.yml)": ENVIRONMENTS["environment.yml"]["xgboost"],
-        "xgboost (requirements-gpu.txt)": pip_pins(ROOT / "requirements-gpu.txt")["xgboost"],
+        "xgboost (requirements-gpu.txt)": pip_pins(REPO_ROOT / "requirements-gpu.txt")["xgboost"],
     }
     assert len(set(versions.values())) == 1, f"xgboost pins disagree: {versions}"
     assert "xgboost" not in ENVIRONMENTS["constraints.txt"], "constraints.txt is the CPU freeze: xgboost-cpu only"
@@ -108,13 +107,13 @@ def test_xgboost_is_the_cpu_build_on_linux_and_the_same_version_everywhere():
 
 
 def test_gpu_requirements_use_the_cuda_extras_and_rapids_26_10():
-    text = (ROOT / "requirements-gpu.txt").read_text()
+    text = (REPO_ROOT / "requirements-gpu.txt").read_text()
     assert "-r requirements.txt" in text
     for spec in ("cudf-cu12==26.10.*", "dask-cudf-cu12==26.10.*", "dask-cuda[cu12]==26.10.*",
                  "cuml-cu12[dask]==26.10.*"):  # cuml.dask needs the [dask] extra (raft-dask, dask-cudf)
         assert spec in text
     assert not re.search(r"^dask-cuda==", text, re.M), "dask-cuda without [cu12] downgrades dask"
-    conda = yaml.safe_load((ROOT / "environment.yml").read_text())
+    conda = yaml.safe_load((REPO_ROOT / "environment.yml").read_text())
     assert conda["channels"][:2] == ["rapidsai", "conda-forge"]
     deps = " ".join(d for d in conda["dependencies"] if isinstance(d, str))
     assert "cuda-version=" in deps and "cudf=26.10" in deps and "dask-cuda=26.10" in deps
@@ -122,8 +121,8 @@ def test_gpu_requirements_use_the_cuda_extras_and_rapids_26_10():
 
 
 def test_binder_sets_the_proxied_dashboard_link_and_small_scale():
-    start = (ROOT / "binder" / "start").read_text()
+    start = (REPO_ROOT / "binder" / "start").read_text()
     assert "DASK_DISTRIBUTED__DASHBOARD__LINK" in start and "proxy/{port}/status" in start
     assert "COURSE_SCALE" in start and "binder" in start
     assert 'exec "$@"' in start
-    assert "jupyter-server-proxy" in (ROOT / "binder" / "requirements.txt").read_text()
+    assert "jupyter-server-proxy" in (REPO_ROOT / "binder" / "requirements.txt").read_text()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 
 SIM = REPO_ROOT / "gpu_sim"
 README = SIM / "README.md"

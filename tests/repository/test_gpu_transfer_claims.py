@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 from utils.notebook_grammar import course_notebooks
 
 GPU_TO_GPU = re.compile(r"GPU[- ]to[- ]GPU", re.IGNORECASE)

@@ -13,7 +13,7 @@ import pytest
 from nbformat.sign import NotebookNotary
 
 from tools.lab_setup import NOTEBOOKS, align_python_version, install_overrides, trust_notebooks
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 
 STEP = REPO_ROOT / "tools" / "install_step.sh"
 

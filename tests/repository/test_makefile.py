@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 
 REPO = REPO_ROOT
 CONDA = "/opt/conda/envs/dask-gpu-course"

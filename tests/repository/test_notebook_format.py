@@ -18,7 +18,7 @@ from tools.notebook_format import (
     fix_notebook,
     open_words,
 )
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 from utils.notebook_grammar import TEMPLATE_NAME, course_notebooks, exercises, solution_markdown
 from utils.review import load_bank
 
@@ -43,8 +43,8 @@ def test_notebook_follows_the_template(path):
 def test_notebooks_store_the_kernel_make_lab_installs():
     """JupyterLab rewrites a notebook whose kernelspec differs from the running kernel's, and asks
     the learner to save on close; the Makefile's display name must be the stored one."""
-    display_name = re.search(r'--display-name\s+"([^"]+)"', (ROOT / "Makefile").read_text()).group(1)
-    name = re.search(r"ipykernel install .*--name\s+(\S+)", (ROOT / "Makefile").read_text()).group(1)
+    display_name = re.search(r'--display-name\s+"([^"]+)"', (REPO_ROOT / "Makefile").read_text()).group(1)
+    name = re.search(r"ipykernel install .*--name\s+(\S+)", (REPO_ROOT / "Makefile").read_text()).group(1)
     assert (KERNELSPEC["display_name"], KERNELSPEC["name"]) == (display_name, name)
     for path in [*NOTEBOOKS, TEMPLATE]:
         metadata = json.loads(path.read_text())["metadata"]
@@ -173,7 +173,7 @@ def test_fix_strips_unchecked_outputs_only_and_adds_ids(tmp_path):
 
 # ---------------------------------------------------------------- the review notebook's own rules
 
-REVIEW = ROOT / "notebooks" / "09_review.ipynb"
+REVIEW = REPO_ROOT / "notebooks" / "09_review.ipynb"
 FIRST_ANSWER = 'quiz.answer("scheduler-role", "")'
 
 

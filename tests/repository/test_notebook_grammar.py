@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 from utils.notebook_grammar import (
     NOTEBOOK_STEM,
     REVIEW_FILE,

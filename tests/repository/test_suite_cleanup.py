@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 
 REPO = REPO_ROOT
 

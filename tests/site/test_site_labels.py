@@ -10,9 +10,10 @@ import pytest
 
 from tools.course_index import INDEX, load_course
 from tools.site.labels import BUILD_SCALE, DishonestLabel, executed_backend, label, with_label
-from tools.site.layout import ROOT, binder_url, repository_url
+from tools.site.layout import binder_url, repository_url
+from utils.base.paths import REPO_ROOT
 
-COURSE = load_course(ROOT / INDEX)
+COURSE = load_course(REPO_ROOT / INDEX)
 SETUP_OUTPUT = ("Backend   : {backend} - COURSE_BACKEND was requested\n"
                 "Cluster   : local cluster, 2 workers, 2 threads, 3.0 GiB memory limit in total\n")
 
@@ -45,7 +46,7 @@ def test_a_notebook_without_a_cluster_says_so():
 
 
 def test_the_binder_link_is_the_readme_badge_link():
-    badge = re.search(r"\(https://mybinder\.org/badge_logo\.svg\)\]\(([^)]+)\)", (ROOT / "README.md").read_text())
+    badge = re.search(r"\(https://mybinder\.org/badge_logo\.svg\)\]\(([^)]+)\)", (REPO_ROOT / "README.md").read_text())
     first = COURSE.notebooks[0]
     assert badge and badge.group(1) == binder_url(repository_url(), f"notebooks/{first.file}")
 

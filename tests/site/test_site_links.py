@@ -7,10 +7,11 @@ import nbformat
 import pytest
 
 from tools.course_index import INDEX, load_course
-from tools.site.layout import ROOT, repository_url
+from tools.site.layout import repository_url
 from tools.site.links import BrokenLink, LinkMap, rewrite_targets
 from tools.site.readme import split_readme
 from tools.site.stage import plan
+from utils.base.paths import REPO_ROOT
 
 REPO = "https://github.com/owner/course"
 
@@ -64,18 +65,18 @@ def test_code_is_not_rewritten():
 def test_every_link_of_the_course_resolves():
     """What the build rewrites, checked without building: the README, docs/, the project pages, the
     landing page's template and every notebook's markdown."""
-    course = load_course(ROOT / INDEX)
-    readme = split_readme((ROOT / "README.md").read_text())
+    course = load_course(REPO_ROOT / INDEX)
+    readme = split_readme((REPO_ROOT / "README.md").read_text())
     links = plan(course, readme, repository_url()).links
     for section in readme.sections:
         links.rewrite(section.as_page(), "README.md", section.page)
     links.rewrite(readme.intro, "README.md", "index.md")
-    links.rewrite((ROOT / "site" / "landing.md").read_text(), "README.md", "index.md")
+    links.rewrite((REPO_ROOT / "site" / "landing.md").read_text(), "README.md", "index.md")
     for nb in course.notebooks:
         links.rewrite(nb.learn, "README.md", "index.md")
-        for cell in nbformat.read(ROOT / "notebooks" / nb.file, as_version=4).cells:
+        for cell in nbformat.read(REPO_ROOT / "notebooks" / nb.file, as_version=4).cells:
             if cell.cell_type == "markdown":
                 links.rewrite(cell.source, f"notebooks/{nb.file}", f"notebooks/{nb.file}")
     for repo_path, page in links.staged.items():
         if repo_path.endswith(".md"):
-            links.rewrite((ROOT / repo_path).read_text(), repo_path, page)
+            links.rewrite((REPO_ROOT / repo_path).read_text(), repo_path, page)

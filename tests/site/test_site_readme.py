@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from tools.site.layout import ROOT
 from tools.site.readme import first_code_block, split_readme
+from utils.base.paths import REPO_ROOT
 
 TEXT = """# Course
 
@@ -47,7 +47,7 @@ def test_sections_pages_and_anchors():
 
 
 def test_the_real_readme_splits_at_every_section():
-    text = (ROOT / "README.md").read_text()
+    text = (REPO_ROOT / "README.md").read_text()
     readme = split_readme(text)
     assert [s.title for s in readme.sections] == re.findall(r"^## (.+)$", text, re.M)
     assert {"For whom", "The two commands"} <= {s.title for s in readme.sections}

@@ -11,11 +11,12 @@ import yaml
 from tools.course_index import INDEX, load_course
 from tools.course_index.render import duration
 from tools.site.landing import landing_page
-from tools.site.layout import CONFIG_DIR, ROOT
+from tools.site.layout import CONFIG_DIR
 from tools.site.readme import split_readme
 from tools.site.toc import notebook_pages
+from utils.base.paths import REPO_ROOT
 
-README = split_readme((ROOT / "README.md").read_text())
+README = split_readme((REPO_ROOT / "README.md").read_text())
 
 
 def _toctree_entries(text: str, caption: str) -> list[str]:
@@ -25,7 +26,7 @@ def _toctree_entries(text: str, caption: str) -> list[str]:
 
 
 def test_the_notebooks_are_listed_in_the_index_order():
-    course = load_course(ROOT / INDEX)
+    course = load_course(REPO_ROOT / INDEX)
     text = landing_page(CONFIG_DIR / "landing.md", course, README, {"More": ["docs/a.md"]})
     assert _toctree_entries(text, "Notebooks") == [f"notebooks/{nb.file.removesuffix('.ipynb')}"
                                                   for nb in course.notebooks]
@@ -39,7 +40,7 @@ def test_the_notebooks_are_listed_in_the_index_order():
 
 def test_an_edit_of_the_index_is_what_the_site_shows(tmp_path):
     """Drop the last notebook from a copy of the index and rename one: the table of contents follows."""
-    raw = yaml.safe_load((ROOT / INDEX).read_text())
+    raw = yaml.safe_load((REPO_ROOT / INDEX).read_text())
     raw["notebooks"] = raw["notebooks"][:-1]
     raw["notebooks"][1]["title"] = "A renamed notebook"
     raw["schedules"] = {}
@@ -48,7 +49,7 @@ def test_an_edit_of_the_index_is_what_the_site_shows(tmp_path):
     course = load_course(index)
     text = landing_page(CONFIG_DIR / "landing.md", course, README, {})
     assert _toctree_entries(text, "Notebooks") == notebook_pages(course)
-    assert len(notebook_pages(course)) == len(load_course(ROOT / INDEX).notebooks) - 1
+    assert len(notebook_pages(course)) == len(load_course(REPO_ROOT / INDEX).notebooks) - 1
     assert f"[{raw['notebooks'][1]['number']} · A renamed notebook]" in text
 
 

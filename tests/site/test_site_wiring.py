@@ -9,8 +9,9 @@ import urllib.request
 import pytest
 
 from tools.site.build import sphinx_command
-from tools.site.layout import BUILD_DIR, ROOT, BuildDirs
+from tools.site.layout import BUILD_DIR, BuildDirs
 from tools.site.serve import HOST, serving
+from utils.base.paths import REPO_ROOT
 
 
 def test_sphinx_runs_with_warnings_as_errors():
@@ -34,22 +35,22 @@ def test_no_site_no_server(tmp_path):
 
 
 def test_ci_builds_and_tests_the_site_after_the_tests():
-    steps = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+    steps = [line.strip() for line in (REPO_ROOT / ".ci" / "run").read_text().splitlines()
              if line.strip().startswith("make ")]
     steps = [step.split(" 2>&1")[0] for step in steps]
     assert steps == ["make test", "make site", "make test-site"]
     # CI fails when make site executes a notebook itself: it must render the test suite's copies.
-    ci = (ROOT / ".ci" / "run").read_text()
+    ci = (REPO_ROOT / ".ci" / "run").read_text()
     assert 'grep -q ": executed in" build/site-build.log' in ci
-    assert ': executed in {result.seconds:.0f} s' in (ROOT / "tools" / "site" / "execute.py").read_text()
-    makefile = (ROOT / "Makefile").read_text()
+    assert ': executed in {result.seconds:.0f} s' in (REPO_ROOT / "tools" / "site" / "execute.py").read_text()
+    makefile = (REPO_ROOT / "Makefile").read_text()
     for target in ("site", "site-serve", "test-site"):
         assert re.search(rf"^{target}:", makefile, re.M) and target in re.search(r"^\.PHONY:(.*)$", makefile, re.M)[1]
     assert "COURSE_SITE_TESTS=1" in makefile
 
 
 def test_the_site_requirements_are_exactly_pinned():
-    lines = [line.split("#")[0].strip() for line in (ROOT / "requirements-site.txt").read_text().splitlines()]
+    lines = [line.split("#")[0].strip() for line in (REPO_ROOT / "requirements-site.txt").read_text().splitlines()]
     pins = [line for line in lines if line]
     assert pins and all(re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][^\s]*", line) for line in pins), pins
     assert {"sphinx", "myst-nb", "sphinx-book-theme"} <= {line.split("==")[0].lower() for line in pins}

@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tools.lab_setup import install_overrides
-from utils.datagen.lifetime import die_with_parent
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.lifetime import die_with_parent
+from utils.base.paths import REPO_ROOT
 
 LAB_START_TIMEOUT_S = 60
 

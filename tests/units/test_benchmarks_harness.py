@@ -18,7 +18,8 @@ from benchmarks import run
 from benchmarks import standalone as plain
 from benchmarks.engines import ENGINES
 from benchmarks.one_engine import WRONG_ANSWER
-from utils.datagen.manifest import MANIFEST_NAME, REPO_ROOT, sha256_file
+from utils.base.paths import REPO_ROOT
+from utils.datagen.manifest import MANIFEST_NAME, sha256_file
 
 
 @pytest.fixture

@@ -15,10 +15,8 @@ import pandas
 import pytest
 
 from utils import doctor
+from utils.base.paths import REPO_ROOT
 from utils.cluster import shutdown, start_client
-from utils.datagen.manifest import REPO_ROOT
-
-ROOT = REPO_ROOT
 
 
 def _pin_files(tmp_path: Path, direct: str, extra: str = "") -> tuple[Path, Path]:
@@ -30,7 +28,7 @@ def _pin_files(tmp_path: Path, direct: str, extra: str = "") -> tuple[Path, Path
 
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "utils.doctor", *args], capture_output=True, text=True,
-                          cwd=ROOT, env={**os.environ, **(env or {})}, timeout=120)
+                          cwd=REPO_ROOT, env={**os.environ, **(env or {})}, timeout=120)
 
 
 def _line(output: str, name: str) -> str:
@@ -91,7 +89,7 @@ def test_missing_test_tools_only_warn(tmp_path):
 
 
 def test_the_real_requirements_split_into_libraries_and_tools():
-    course, tooling = doctor.split_requirements(ROOT / "requirements.txt")
+    course, tooling = doctor.split_requirements(REPO_ROOT / "requirements.txt")
     assert {"dask", "distributed", "pandas", "bokeh"} <= set(course) and not {"pytest", "playwright"} & set(course)
     assert {"pytest", "nbval", "playwright"} <= set(tooling)
 

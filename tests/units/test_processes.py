@@ -15,8 +15,8 @@ import psutil
 import pytest
 
 from utils.backend import to_pandas
+from utils.base.paths import REPO_ROOT
 from utils.checks import check_customer_totals
-from utils.datagen.manifest import REPO_ROOT
 from utils.processes import ExternalCluster, ExternalClusterError, external_cluster
 
 pytestmark = pytest.mark.slow

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from distributed import get_task_stream
 
+from utils.base.paths import REPO_ROOT
 from utils.cluster import shutdown, start_client
-from utils.datagen.manifest import REPO_ROOT
 from utils.profiling import (
     ALL_WORKERS,
     COLUMNS,

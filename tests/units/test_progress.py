@@ -17,10 +17,9 @@ import pytest
 from nbclient import NotebookClient
 
 from tools.notebook_format import check_notebook
+from utils.base.paths import REPO_ROOT, SCRATCH_ENV_VAR, scratch_root
 from utils.checks import CheckFailed, grade
 from utils.checks.grading import passed
-from utils.datagen.manifest import REPO_ROOT
-from utils.dataset import SCRATCH_ENV_VAR, scratch_root
 from utils.notebook_grammar import course_notebooks, exercise_key, exercises, notebook_exercises
 from utils.progress.catalogue import SESSION_ENV_VAR, course_exercises, find_exercise, notebook_hint
 from utils.progress.cli import main

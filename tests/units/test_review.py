@@ -17,12 +17,11 @@ import pytest
 import yaml
 from nbclient import NotebookClient
 
-from utils.datagen.manifest import REPO_ROOT
+from utils.base.paths import REPO_ROOT
 from utils.review import BANK_NAME, NOT_ANSWERED, AnswerError, BankError, Quiz, load_bank, parse_bank
 
-ROOT = REPO_ROOT
-NOTEBOOK_DIR = ROOT / "notebooks"
-RAW = yaml.safe_load((ROOT / "utils" / BANK_NAME).read_text(encoding="utf-8"))
+NOTEBOOK_DIR = REPO_ROOT / "notebooks"
+RAW = yaml.safe_load((REPO_ROOT / "utils" / BANK_NAME).read_text(encoding="utf-8"))
 QUESTIONS = RAW["questions"]
 IDS = [q["id"] for q in QUESTIONS]
 
@@ -43,10 +42,10 @@ OUTDATED = re.compile(r"gpu_hist|DaskDeviceQuantileDMatrix|jit.unspill|explicit.
 
 def test_the_bank_is_package_data():
     """An installed `utils` carries the bank: pyproject names it, and the package resource exists."""
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
     assert BANK_NAME in config["tool"]["setuptools"]["package-data"]["utils"]
     assert (resources.files("utils") / BANK_NAME).is_file()
-    assert not (ROOT / "data" / BANK_NAME).exists()
+    assert not (REPO_ROOT / "data" / BANK_NAME).exists()
 
 
 def test_the_bank_loads_and_is_big_enough():
@@ -281,7 +280,7 @@ def test_run_all_never_answers(tmp_path):
 
 # ---------------------------------------------------------------- the exam map
 
-EXAM_MAP = ROOT / "docs" / "exam-map.md"
+EXAM_MAP = REPO_ROOT / "docs" / "exam-map.md"
 DOMAINS = ("Data Analysis", "Data Manipulation and Software Literacy", "Data Preparation", "GPU and Cloud Computing",
            "Machine Learning", "MLOps")
 MAP_ROW = re.compile(r"^\| (\d\d) §(\d+) (.+?) \| .+ \| (.+) \|$", re.M)

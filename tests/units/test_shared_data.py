@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from utils.dataset import SCRATCH_ENV_VAR, SCRATCH_NAME, Dataset
+from utils.base.paths import SCRATCH_ENV_VAR, SCRATCH_NAME
+from utils.dataset import Dataset
 
 
 def test_scratch_defaults_to_the_data_folder(tiny_dataset, monkeypatch):

@@ -20,7 +20,7 @@ someone else at the same time).
 
 from tools.course_index.model import EXAM_DOMAINS, INDEX, Course, CourseIndexError, Notebook, load_course
 from tools.course_index.render import EXAM_MAP, GUIDE, README, markdown_blocks, whats_next
-from tools.course_index.sync import ROOT, check, header_fields, header_problems, write
+from tools.course_index.sync import check, header_fields, header_problems, write
 
-__all__ = ["EXAM_DOMAINS", "EXAM_MAP", "GUIDE", "INDEX", "README", "ROOT", "Course", "CourseIndexError", "Notebook",
+__all__ = ["EXAM_DOMAINS", "EXAM_MAP", "GUIDE", "INDEX", "README", "Course", "CourseIndexError", "Notebook",
            "check", "header_fields", "header_problems", "load_course", "markdown_blocks", "whats_next", "write"]

@@ -10,9 +10,8 @@ import nbformat
 from tools.course_index.fences import FENCE, drift, fenced, read_blocks, replace_block
 from tools.course_index.model import EXAM_DOMAINS, INDEX, Course, CourseIndexError, Notebook, load_course
 from tools.course_index.render import markdown_blocks, whats_next
+from utils.base.paths import REPO_ROOT
 from utils.notebook_grammar import HEADER_FIELDS, WHATS_NEXT_HEADING, course_notebooks
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _whats_next_cell(nb) -> int | None:
@@ -91,7 +90,7 @@ def file_problems(root: Path, course: Course) -> list[str]:
 
 
 
-def check(root: Path = ROOT) -> list[str]:
+def check(root: Path = REPO_ROOT) -> list[str]:
     """Everything that disagrees with the index, one line each (empty: nothing drifted)."""
     try:
         course = load_course(root / INDEX)
@@ -109,7 +108,7 @@ def check(root: Path = ROOT) -> list[str]:
     return problems
 
 
-def write(root: Path = ROOT) -> list[Path]:
+def write(root: Path = REPO_ROOT) -> list[Path]:
     """Rewrite every generated block that differs; the files changed. Pages need their fences
     already; a notebook gets its fence under '## What's next' when it has none."""
     course = load_course(root / INDEX)

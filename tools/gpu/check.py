@@ -18,9 +18,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from utils.base.paths import REPO_ROOT
 from utils.machine import GPU_INSTALL_HINT, gpu_count, installed
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 NOT_HERE = "gpu-check only runs on a machine with an NVIDIA GPU and driver"
 
 

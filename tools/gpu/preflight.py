@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from utils.base.paths import REPO_ROOT
+
 PACKAGES = Path(__file__).resolve().parent / "device" / "packages.txt"
 
 # Every module the run imports (tools.gpu.check -> pytest tests/gpu -> utils, the Dask stack, the

@@ -8,9 +8,10 @@ import sys
 
 from tools.site import __doc__ as DOC
 from tools.site.build import LINK_REPORT, SiteError, build
-from tools.site.layout import BUILD_DIR, ROOT, BuildDirs
+from tools.site.layout import BUILD_DIR, BuildDirs
 from tools.site.linkcheck import check_site, write_report
 from tools.site.serve import server
+from utils.base.paths import REPO_ROOT
 
 
 def _build(dirs: BuildDirs, reuse: bool) -> int:
@@ -28,7 +29,7 @@ def _serve(dirs: BuildDirs, port: int) -> int:
     except FileNotFoundError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    print(f"serving {dirs.html.relative_to(ROOT)} on http://127.0.0.1:{httpd.server_address[1]}/ (Ctrl-C stops)")
+    print(f"serving {dirs.html.relative_to(REPO_ROOT)} on http://127.0.0.1:{httpd.server_address[1]}/ (Ctrl-C stops)")
     with contextlib.suppress(KeyboardInterrupt), httpd:
         httpd.serve_forever()
     return 0
@@ -36,11 +37,11 @@ def _serve(dirs: BuildDirs, port: int) -> int:
 
 def _check(dirs: BuildDirs) -> int:
     if not (dirs.html / "index.html").is_file():
-        print(f"error: no site in {dirs.html.relative_to(ROOT)}: build it first (make site)", file=sys.stderr)
+        print(f"error: no site in {dirs.html.relative_to(REPO_ROOT)}: build it first (make site)", file=sys.stderr)
         return 1
     report = check_site(dirs.html)
     write_report(report, LINK_REPORT)
-    print(f"link check: {report.summary()} (list: {LINK_REPORT.relative_to(ROOT)})")
+    print(f"link check: {report.summary()} (list: {LINK_REPORT.relative_to(REPO_ROOT)})")
     for page, link, why in report.broken:
         print(f"  broken: {page}: {link} ({why})")
     return 1 if report.broken else 0

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from tools.course_index import INDEX, load_course
 from tools.site.execute import Execution, NotebookFailed, execute_all
 from tools.site.labels import BUILD_SCALE
-from tools.site.layout import BUILD_DIR, CONFIG_DIR, REPORTS_DIR, ROOT, BuildDirs, repository_url
+from tools.site.layout import BUILD_DIR, CONFIG_DIR, REPORTS_DIR, BuildDirs, repository_url
 from tools.site.linkcheck import LinkReport, check_site, write_report
 from tools.site.stage import stage
+from utils.base.paths import REPO_ROOT
 from utils.datagen.scales import resolve_scale
 
 LINK_REPORT = REPORTS_DIR / "links.txt"
@@ -42,7 +43,7 @@ def sphinx_command(dirs: BuildDirs) -> list[str]:
 def render(dirs: BuildDirs) -> None:
     for old in (dirs.html, dirs.doctrees, dirs.root / "jupyter_execute"):
         shutil.rmtree(old, ignore_errors=True)
-    done = subprocess.run(sphinx_command(dirs), cwd=ROOT, capture_output=True, text=True, check=False)
+    done = subprocess.run(sphinx_command(dirs), cwd=REPO_ROOT, capture_output=True, text=True, check=False)
     output = (done.stdout + done.stderr).strip()
     if output:
         print(output)
@@ -56,14 +57,14 @@ def build(dirs: BuildDirs | None = None, reuse: bool = True, log: Callable[[str]
     """The whole site into ``dirs.html`` (default ``build/site/``); ``reuse`` takes the executed copies
     of unchanged notebooks that the test suite (or an earlier build) made as the site's label says."""
     dirs = dirs or BuildDirs(BUILD_DIR)
-    course = load_course(ROOT / INDEX)
+    course = load_course(REPO_ROOT / INDEX)
     repository = repository_url()
     seconds: dict[str, float] = {}
     started = time.perf_counter()
     log(f"the executed notebooks (COURSE_SCALE={BUILD_SCALE}, CPU backend): the test suite's copies of "
         "unchanged notebooks, the others executed now, one at a time")
     try:
-        executions = execute_all([(nb, ROOT / "notebooks" / nb.file) for nb in course.notebooks],
+        executions = execute_all([(nb, REPO_ROOT / "notebooks" / nb.file) for nb in course.notebooks],
                                  dirs.executed, dirs.run, reuse=reuse, log=log)
     except NotebookFailed as error:
         raise SiteError(str(error)) from error
@@ -74,12 +75,12 @@ def build(dirs: BuildDirs | None = None, reuse: bool = True, log: Callable[[str]
     seconds["render"] = time.perf_counter() - mark
     report = check_site(dirs.html)
     write_report(report, LINK_REPORT)
-    log(f"link check: {report.summary()} (list: {LINK_REPORT.relative_to(ROOT)})")
+    log(f"link check: {report.summary()} (list: {LINK_REPORT.relative_to(REPO_ROOT)})")
     if report.broken:
         for page, link, why in report.broken:
             log(f"  broken: {page}: {link} ({why})")
         raise SiteError(f"{len(report.broken)} broken internal links")
     seconds["total"] = time.perf_counter() - started
     log(f"site built in {seconds['total']:.0f} s (notebooks {seconds['execute']:.0f} s, pages "
-        f"{seconds['render']:.0f} s): {dirs.html.relative_to(ROOT)}/index.html")
+        f"{seconds['render']:.0f} s): {dirs.html.relative_to(REPO_ROOT)}/index.html")
     return BuildResult(executions, report, seconds)

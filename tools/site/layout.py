@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-ROOT = Path(__file__).resolve().parents[2]
-CONFIG_DIR = ROOT / "site"  # conf.py, the landing page's text, templates and CSS (committed)
-BUILD_DIR = ROOT / "build" / "site"
-REPORTS_DIR = ROOT / "reports" / "site"
+from utils.base.paths import REPO_ROOT
+
+CONFIG_DIR = REPO_ROOT / "site"  # conf.py, the landing page's text, templates and CSS (committed)
+BUILD_DIR = REPO_ROOT / "build" / "site"
+REPORTS_DIR = REPO_ROOT / "reports" / "site"
 FIRST_NOTEBOOK_VARIABLE = "FIRST_NOTEBOOK"
 
 
@@ -49,7 +50,7 @@ class BuildDirs:
         return self.root / "doctrees"
 
 
-def repository_url(pyproject: Path = ROOT / "pyproject.toml") -> str:
+def repository_url(pyproject: Path = REPO_ROOT / "pyproject.toml") -> str:
     """``[project.urls] Repository``: the one place for the public URL (the README's badge uses it too)."""
     return tomllib.loads(pyproject.read_text())["project"]["urls"]["Repository"].removesuffix(".git").rstrip("/")
 

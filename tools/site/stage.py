@@ -18,9 +18,10 @@ from tools.course_index import Course
 from tools.site.execute import Execution
 from tools.site.labels import label, with_label
 from tools.site.landing import landing_page
-from tools.site.layout import CONFIG_DIR, ROOT, BuildDirs
+from tools.site.layout import CONFIG_DIR, BuildDirs
 from tools.site.links import README, LinkMap
 from tools.site.readme import Readme, split_readme
+from utils.base.paths import REPO_ROOT
 
 # Pages besides the notebooks and the README, in the sidebar under these captions.
 GUIDES = "Guides and measurements"  # every docs/*.md, alphabetically
@@ -36,7 +37,7 @@ class Staged:
     sections: dict[str, list[str]]
 
 
-def plan(course: Course, readme: Readme, repository: str, root: Path = ROOT) -> Staged:
+def plan(course: Course, readme: Readme, repository: str, root: Path = REPO_ROOT) -> Staged:
     """Which repository file becomes which site page, and the sidebar's sections."""
     links = LinkMap(root, repository)
     for section in readme.sections:
@@ -54,7 +55,7 @@ def plan(course: Course, readme: Readme, repository: str, root: Path = ROOT) -> 
 
 
 def stage(dirs: BuildDirs, course: Course, executions: list[Execution], repository: str, rows: int,
-          root: Path = ROOT) -> Staged:
+          root: Path = REPO_ROOT) -> Staged:
     """Write the source tree and the downloads from the executed copies and the repository's pages."""
     readme = split_readme((root / README).read_text())
     staged = plan(course, readme, repository, root)

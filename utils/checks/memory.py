@@ -7,9 +7,9 @@ from typing import Any
 
 from distributed import futures_of
 
+from utils.base.units import human_bytes
 from utils.checks.grading import CheckFailed, as_series, blames_changed_data, compare_series, passed
 from utils.checks.totals import check_grouped
-from utils.datagen.sizes import human_bytes
 from utils.dataset import Dataset
 from utils.join_demo import region_cents
 from utils.memory import spilled_partitions, worker_memory

@@ -1,9 +1,9 @@
 """The data generator: synthetic customer transactions, the customers table and the exact ground
 truth, deterministic from ``(seed, partition)``.
 
-It stands apart from the rest of ``utils`` (it imports nothing outside this subpackage; a test
-holds that), so ``python -m utils.datagen`` and its worker processes load only what generating
-needs. Readers of a dataset go through the contract in ``manifest``.
+It stands apart from the rest of ``utils`` (it imports nothing outside this subpackage but the
+base floor ``utils.base``; a test holds that), so ``python -m utils.datagen`` and its worker
+processes load only what generating needs. Readers of a dataset go through the contract in ``manifest``.
 
 - ``cli``: ``python -m utils.datagen`` (generate, ``--verify``)
 - ``build``: ``ensure_generated``: reuse or build a dataset, in parallel, published atomically
@@ -11,7 +11,6 @@ needs. Readers of a dataset go through the contract in ``manifest``.
 - ``customers``, ``transactions``: the customers and one partition of transactions, pure functions
 - ``groundtruth``: the exact answers, in integer cents, summed while generating
 - ``writers``, ``arrow_columns``: CSV and Parquet files, hashed as they are written
-- ``manifest``: where datasets live, what a complete one holds, how to rebuild it
-- ``sizes``: disk and memory a dataset needs; sizes in words
-- ``lifetime``: processes that die with their parent; what killed runs left behind
+- ``manifest``: a dataset's folder, what a complete one holds, how to rebuild it
+- ``sizes``: disk and memory a dataset needs
 """

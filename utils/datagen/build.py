@@ -31,14 +31,15 @@ from pathlib import Path
 from dask.system import CPU_COUNT
 from tqdm import tqdm
 
+from utils.base.lifetime import die_with_parent, exit_when_orphaned, process_alive, remove_orphaned_semaphores
+from utils.base.paths import default_data_dir
+from utils.base.units import human_bytes
 from utils.datagen.customers import CUSTOMERS_SCHEMA, customer_world
 from utils.datagen.groundtruth import Totals
-from utils.datagen.lifetime import die_with_parent, exit_when_orphaned, process_alive, remove_orphaned_semaphores
 from utils.datagen.manifest import (
     FORMAT_VERSION,
     MANIFEST_NAME,
     dataset_dir,
-    default_data_dir,
     sha256_file,
     why_incomplete,
 )
@@ -49,7 +50,6 @@ from utils.datagen.sizes import (
     PEAK_BYTES_PER_ROW,
     available_memory,
     estimated_bytes,
-    human_bytes,
     partition_peak_bytes,
 )
 from utils.datagen.transactions import SCHEMA

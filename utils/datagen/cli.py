@@ -15,19 +15,19 @@ import threading
 import time
 from pathlib import Path
 
+from utils.base.paths import default_data_dir
+from utils.base.units import human_bytes
 from utils.datagen.build import ensure_generated
 from utils.datagen.manifest import (
     DEFAULT_SEED,
     FORMAT_VERSION,
     dataset_dir,
-    default_data_dir,
     file_problems,
     read_manifest,
     regenerate_command,
 )
 from utils.datagen.params import FORMATS
 from utils.datagen.scales import SCALES, resolve_scale
-from utils.datagen.sizes import human_bytes
 
 
 class _OneLineParser(argparse.ArgumentParser):

@@ -10,32 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import asdict
 from pathlib import Path
 
+from utils.base.paths import default_data_dir
 from utils.datagen.params import Params
 from utils.datagen.scales import SCALES
 
 MANIFEST_NAME = "manifest.json"
-DATA_DIR_ENV_VAR = "COURSE_DATA_DIR"
-REPO_ROOT = Path(__file__).resolve().parents[2]
 FORMAT_VERSION = 3  # 2: every file with its SHA-256 in the manifest; 3: customers table, 2024-2025, cube
 WORLD_FORMAT = 3  # the format that added the customers table, the two years and the cube
 DEFAULT_SEED = 42
-
-
-def default_data_dir() -> Path:
-    """``$COURSE_DATA_DIR``, else the repository's ``data/`` folder (git-ignored).
-
-    A relative ``$COURSE_DATA_DIR`` is taken relative to the repository root (the folder with
-    ``pyproject.toml``), not to the current directory: notebooks run in ``notebooks/`` and the CLI
-    in the root, and both must find the same data."""
-    env = os.environ.get(DATA_DIR_ENV_VAR)
-    if not env:
-        return REPO_ROOT / "data"
-    path = Path(env).expanduser()
-    return path if path.is_absolute() else Path(os.path.normpath(REPO_ROOT / path))
 
 
 def dataset_dir(data_dir: Path, scale: str) -> Path:

@@ -1,4 +1,4 @@
-"""How big a dataset is on disk and how much memory generating it takes, and sizes in words.
+"""How big a dataset is on disk and how much memory generating it takes.
 
 The generator refuses before writing anything when disk or memory is short; the doctor asks the
 same questions before a class starts. Both read the measured constants here.
@@ -53,11 +53,3 @@ def available_memory() -> int:
         pass
     return available
 
-
-def human_bytes(n: float) -> str:
-    """``1.6 MB``, ``740 kB``, ``12.3 GB``: a unit that fits the number (decimal, like ``df -H``)."""
-    for unit in ("B", "kB", "MB", "GB"):
-        if abs(n) < 1000:
-            return f"{n:.0f} {unit}" if unit == "B" or abs(n) >= 100 else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:,.1f} TB"

@@ -1,6 +1,6 @@
 """The learner's progress file: one JSON line per graded exercise, appended, never rewritten.
 
-It lives in the learner's scratch folder (``utils.dataset.scratch_root``: ``$COURSE_SCRATCH_DIR``,
+It lives in the learner's scratch folder (``utils.base.paths.scratch_root``: ``$COURSE_SCRATCH_DIR``,
 else ``<data dir>/scratch``, which git ignores), so a room that shares one read-only data folder
 keeps it with each learner's own files; ``$COURSE_PROGRESS_FILE`` names another file (the test
 suite's notebook runs use a temporary one, so they never add to a learner's record). Nothing here
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from utils.dataset import SCRATCH_ENV_VAR, scratch_root
+from utils.base.paths import SCRATCH_ENV_VAR, scratch_root
 
 try:
     import fcntl

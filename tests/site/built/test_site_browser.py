@@ -11,12 +11,13 @@ import pytest
 
 from tools.course_index import INDEX, load_course
 from tools.site.labels import LABEL_CLASS
-from tools.site.layout import REPORTS_DIR, ROOT, binder_url, repository_url
+from tools.site.layout import REPORTS_DIR, binder_url, repository_url
 from tools.site.serve import serving
 from tools.site.toc import notebook_page
+from utils.base.paths import REPO_ROOT
 from utils.snapshot import browser_page
 
-COURSE = load_course(ROOT / INDEX)
+COURSE = load_course(REPO_ROOT / INDEX)
 SHOTS = REPORTS_DIR / "screenshots"
 TIMEOUT_MS = 30_000
 

@@ -9,11 +9,12 @@ from tools.course_index import INDEX, load_course
 from tools.site.build import SiteError, render
 from tools.site.execute import SOURCE_HASH, source_hash
 from tools.site.labels import LABEL_CLASS
-from tools.site.layout import ROOT, BuildDirs
+from tools.site.layout import BuildDirs
 from tools.site.linkcheck import check_site
 from tools.site.toc import notebook_page
+from utils.base.paths import REPO_ROOT
 
-COURSE = load_course(ROOT / INDEX)
+COURSE = load_course(REPO_ROOT / INDEX)
 
 
 def test_every_internal_link_and_anchor_resolves(html):
@@ -25,7 +26,7 @@ def test_every_internal_link_and_anchor_resolves(html):
 def test_every_notebook_is_rendered_from_a_copy_the_build_executed(site):
     for nb in COURSE.notebooks:
         executed = nbformat.read(site.executed / nb.file, as_version=4)
-        assert executed.metadata[SOURCE_HASH] == source_hash(ROOT / "notebooks" / nb.file), (
+        assert executed.metadata[SOURCE_HASH] == source_hash(REPO_ROOT / "notebooks" / nb.file), (
             f"{nb.file} changed after the site was built: make site again")
         code = [cell for cell in executed.cells if cell.cell_type == "code"]
         assert all(cell.execution_count for cell in code), f"{nb.file}: a code cell was not executed"

@@ -18,8 +18,6 @@ import time
 from contextlib import suppress
 from pathlib import Path
 
-import psutil
-
 PR_SET_PDEATHSIG = 1  # prctl(2): the signal this process gets when its parent thread dies
 
 
@@ -51,7 +49,7 @@ def launcher_command(argv: list[str]) -> list[str]:
     process's pid, then becomes ``argv[0]`` (``os.execv``): the command dies with its starter."""
     code = (
         "import os, sys\n"
-        "from utils.datagen.lifetime import die_with_parent\n"
+        "from utils.base.lifetime import die_with_parent\n"
         "die_with_parent(int(sys.argv[1]))\n"
         "os.execv(sys.argv[2], sys.argv[2:])\n"
     )
@@ -61,6 +59,8 @@ def launcher_command(argv: list[str]) -> list[str]:
 def process_alive(pid: int, since: float | None = None) -> bool:
     """Whether ``pid`` runs and, given ``since`` (a time the owner's folder existed at), started
     no later than that: a recycled pid of a younger process does not keep a dead run's folder."""
+    import psutil  # the one third-party package here, loaded by the one function that needs it
+
     try:
         process = psutil.Process(pid)
         if process.status() == psutil.STATUS_ZOMBIE:
