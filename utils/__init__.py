@@ -1,6 +1,6 @@
 """Helpers for the Dask-across-GPUs course, in four layers (CONTRIBUTING.md, "The utils package"):
 
-- ``utils.base``: the floor (paths, ``human_bytes``, process lifetime); the standard library only;
+- ``utils.base``: the floor (paths, byte counts in words, process lifetime); the standard library only;
 - ``utils.datagen``: the data generator; it stands apart and imports only the base floor;
 - the runtime: ``machine``, ``backend``, ``cluster``, ``processes``, ``dataset``, ``doctor``,
   ``snapshot`` (hardware, the pandas/cudf choice, clusters, the dataset handle, readiness);
