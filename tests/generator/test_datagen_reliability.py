@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from utils.base.paths import REPO_ROOT, default_data_dir
+from utils.base.paths import REPO_ROOT, SCRATCH_ENV_VAR, default_data_dir
 from utils.base.units import human_bytes
 from utils.datagen import build, cli, sizes, writers
 from utils.datagen.manifest import is_complete
@@ -397,7 +397,8 @@ def test_relative_course_data_dir_is_relative_to_the_repository_root(tmp_path, m
 
 # --- 6. scratch space and leftovers ------------------------------------------------------------
 
-def test_scratch_dir_is_one_well_known_place(tiny_dataset):
+def test_scratch_dir_is_one_well_known_place(tiny_dataset, monkeypatch):
+    monkeypatch.delenv(SCRATCH_ENV_VAR, raising=False)  # the default, not a caller's own folder
     scratch = tiny_dataset.scratch_dir
     assert scratch == tiny_dataset.path.parent / "scratch" and scratch.is_dir()
     assert tiny_dataset.scratch_dir == scratch
