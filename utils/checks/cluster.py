@@ -67,23 +67,29 @@ def check_cubes(cubes: Any, cubes_per_worker: Any, cube_total: Any, client: Any,
     if wrong:
         raise CheckFailed(f"{what}: futures {examples(wrong)} do not hold x**3 of their input")
     check_scalar(cube_total, (n * (n - 1) // 2) ** 2, f"sum of cubes of 0..{n - 1}", atol=0)
-    # Results only gain copies (the worker that ran sum fetched them), so each worker must hold
-    # at least as many cubes as the learner counted for it, and the counts must add up to n.
-    held: dict[str, int] = {}
-    for holders in client.who_has(cubes).values():
-        for worker in holders:
-            held[worker] = held.get(worker, 0) + 1
+    # Where a cube lives now is not where it was computed: the worker that ran sum fetched copies,
+    # and the Active Memory Manager drops duplicate replicas every 2 s by default, possibly all of
+    # a worker's own (distributed/active_memory_manager.py, ReduceReplicas and _find_dropper). What
+    # does not move is how many tasks each worker has run (WorkerState.executed_count,
+    # distributed/worker_state_machine.py): a worker cannot hold more of its own cubes than that.
+    ran = client.run(_tasks_run)
     yours = as_series(cubes_per_worker, "cubes per worker")
-    strangers = [w for w in yours.index if w not in held]
+    strangers = [w for w in yours.index if w not in ran]
     if strangers:
-        raise CheckFailed(f"{what}: `cubes_per_worker` names workers that hold none of your cubes: "
+        raise CheckFailed(f"{what}: `cubes_per_worker` names workers that are not in this cluster: "
                           f"{examples(strangers)}; count with client.who_has(cubes)")
-    too_many = [w for w in yours.index if yours[w] > held[w]]
+    too_many = [w for w in yours.index if yours[w] > ran[w]]
     if too_many:
         worker = too_many[0]
-        raise CheckFailed(f"{what}: you counted {yours[worker]} cubes on {worker}, which holds {held[worker]}")
+        raise CheckFailed(f"{what}: you counted {yours[worker]} cubes on {worker}, which has run only "
+                          f"{ran[worker]} tasks; count with client.who_has(cubes) right after wait(cubes)")
     check_scalar(yours.sum(), n, "cubes counted over all workers", atol=0)
     passed(f"✓ {what}: {n} cubes on {len(yours)} workers, as the cluster reports")
+
+
+def _tasks_run(dask_worker: Any) -> int:
+    """Runs on each worker (Client.run): how many tasks it has executed in its lifetime."""
+    return int(dask_worker.state.executed_count)
 
 
 @blames_changed_data
