@@ -28,10 +28,13 @@ def two_workers():
     so the test decides when replicas are dropped."""
     import dask
 
-    with dask.config.set({"distributed.scheduler.active-memory-manager.start": False}):
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
-                          silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
-            yield client
+    with (
+        dask.config.set({"distributed.scheduler.active-memory-manager.start": False}),
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
+                     silence_logs=logging.ERROR) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
 
 
 def _learner_counts(client: Client, cubes: list) -> pd.Series:
