@@ -94,7 +94,7 @@ $(BENCH_STAMP): $(STAMP) requirements-bench.txt
 
 SITE_STAMP := $(dir $(STAMP)).site-installed
 
-site: $(SITE_STAMP)  ## the course site in build/site/html: every notebook executed (tiny scale, CPU backend), README and docs/ as pages; any warning or broken link fails it
+site: $(SITE_STAMP)  ## the course site in build/site/html: the notebooks as make test's CPU pass executed them (tiny scale, CPU backend; executed here where no fresh copy exists), README and docs/ as pages; any warning or broken link fails it
 	$(BIN)/python -m tools.site build
 
 site-serve: $(STAMP)  ## show the built site on http://127.0.0.1:8000/ (this machine only; make site first)

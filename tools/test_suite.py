@@ -2,7 +2,7 @@
 
     python -m tools.test_suite                  # every pass (what `make test` runs)
     python -m tools.test_suite --only notebooks gpu-2
-    python -m tools.test_suite --jobs 1         # one pass at a time
+    python -m tools.test_suite --jobs 1         # one pass at a time (default 3)
 
 Each notebook is executed once per mode: the CPU pass (nbval's checked outputs, every exercise
 graded empty, wrong and solved in the same run, the executed copies the site renders), the
@@ -38,6 +38,9 @@ EXECUTED_DIR = REPO_ROOT / "build" / "site" / "executed"  # tools.site.layout.Bu
 GPU_PASS = "gpu_sim/notebook_pass.py"
 PYTEST_RESULT = re.compile(r"^=*\s*(\d+ (passed|failed|error).*?)\s*=*$")
 FAILED_LOG_LINES = 60
+# On 2 cores the passes together keep both cores busy (1,212 CPU seconds in 10 min 42 s with 3 at a
+# time, docs/measurements.md); all 6 at once took longer (13 min 54 s) and only added memory.
+DEFAULT_JOBS = 3
 
 
 @dataclass(frozen=True)
@@ -177,8 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     every = passes()
     names = [spec.name for spec in every]
     parser = argparse.ArgumentParser(prog="python -m tools.test_suite", description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=len(every),
-                        help=f"passes at a time (default {len(every)}: all of them)")
+    parser.add_argument("--jobs", type=int, default=DEFAULT_JOBS,
+                        help=f"passes at a time (default {DEFAULT_JOBS}; the suite is CPU-bound on 2 cores)")
     parser.add_argument("--only", nargs="+", choices=names, metavar="PASS",
                         help=f"run only these passes ({', '.join(names)})")
     args = parser.parse_args(argv)
