@@ -1,13 +1,14 @@
 """Sphinx configuration of the course site. Built by ``python -m tools.site build`` (``make site``),
-which executes the notebooks first: MyST-NB only renders the executed copies here."""
+which gathers the executed notebooks first: MyST-NB only renders the executed copies here."""
 
-from tools.site.layout import ROOT, github_repo, repository_url
+from tools.site.layout import github_repo, repository_url
 from tools.site.readme import split_readme
+from utils.base.paths import REPO_ROOT
 
 REPOSITORY = repository_url()
 OWNER, NAME = github_repo(REPOSITORY)
 
-project = split_readme((ROOT / "README.md").read_text()).title
+project = split_readme((REPO_ROOT / "README.md").read_text()).title
 author = "The course's authors"
 copyright = "the course's authors, Apache License 2.0"
 language = "en"
