@@ -54,3 +54,11 @@ def test_the_site_requirements_are_exactly_pinned():
     pins = [line for line in lines if line]
     assert pins and all(re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][^\s]*", line) for line in pins), pins
     assert {"sphinx", "myst-nb", "sphinx-book-theme"} <= {line.split("==")[0].lower() for line in pins}
+
+
+def test_the_sphinx_configuration_loads_and_names_the_course():
+    """conf.py runs only inside Sphinx (``make site``); a broken import there would first show in CI."""
+    import runpy
+
+    conf = runpy.run_path(str(REPO_ROOT / "site" / "conf.py"))
+    assert conf["project"] and conf["project"] in (REPO_ROOT / "README.md").read_text()
