@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import time
 
+import dask
 import numpy as np
 import pandas as pd
 import pytest
@@ -26,8 +27,6 @@ def _cube(x: int) -> int:
 def two_workers():
     """Two worker processes (each reports its own memory, which the AMM reads) with the AMM off,
     so the test decides when replicas are dropped."""
-    import dask
-
     with (
         dask.config.set({"distributed.scheduler.active-memory-manager.start": False}),
         LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
