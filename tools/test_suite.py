@@ -39,7 +39,7 @@ GPU_PASS = "gpu_sim/notebook_pass.py"
 PYTEST_RESULT = re.compile(r"^=*\s*(\d+ (passed|failed|error).*?)\s*=*$")
 FAILED_LOG_LINES = 60
 # On 2 cores the passes together keep both cores busy (1,212 CPU seconds in 10 min 42 s with 3 at a
-# time, docs/measurements.md); all 6 at once took longer (13 min 54 s) and only added memory.
+# time, docs/measurements.md); all 6 at once took longer on the same machine (13 min 54 s).
 DEFAULT_JOBS = 3
 
 
