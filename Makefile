@@ -16,18 +16,23 @@ endif
 export COURSE_SCALE ?= small
 # JupyterLab refuses to start as root (common in containers) unless told it may.
 LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
-# The URL JupyterLab prints (and opens, where a browser exists) lands on this notebook.
-FIRST_NOTEBOOK := notebooks/00_environment_check.ipynb
+# The URL JupyterLab prints (and opens, where a browser exists) lands on this notebook: the learner's
+# copy in workspace/ (git-ignored, seeded from notebooks/ by tools.workspace), so answers never change
+# the course's files.
+FIRST_NOTEBOOK := workspace/00_environment_check.ipynb
 # Each install step prints one line with its time (tools/install_step.sh). setuptools' warning about an
 # editable install of a package in the working directory is about exactly the layout the course wants
 # (`utils/` is the package), so it is filtered out by its message.
 STEP := PYTHONWARNINGS="ignore:Editable installation" tools/install_step.sh
 
-.PHONY: lab test test-quick test-gpu-sim test-external doctor data venv lint format-notebooks course-index constraints benchmark benchmark-full gpu-check clean-data progress site site-serve test-site
+.PHONY: lab workspace test test-quick test-gpu-sim test-external doctor data venv lint format-notebooks course-index constraints benchmark benchmark-full gpu-check clean-data progress site site-serve test-site
 
-lab: $(STAMP) data  ## set up, generate the default data, start JupyterLab on the course
+lab: $(STAMP) data  ## set up, generate the default data, copy the notebooks into workspace/ (yours to edit), start JupyterLab there
 	$(BIN)/python -m tools.lab_setup
 	DASK_CONFIG="$(CURDIR)/binder/dask" $(BIN)/jupyter lab $(LAB_ROOT) --notebook-dir=. --LabApp.default_url=/lab/tree/$(FIRST_NOTEBOOK)
+
+workspace: $(STAMP)  ## after a git pull: bring new course versions into workspace/, keeping your answers (make lab does it too)
+	$(BIN)/python -m tools.workspace
 
 test: $(STAMP)  ## the whole test suite, its passes side by side (python -m tools.test_suite): unit, repository and browser tests; every notebook once on the CPU under nbval with every exercise graded; once against an external cluster; once each in GPU mode on 1 and 2 simulated GPUs and on one shared by 2 workers
 	$(BIN)/python -m tools.test_suite

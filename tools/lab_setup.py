@@ -1,12 +1,15 @@
 """Prepare JupyterLab for the course, before it starts (``make lab``, Binder's postBuild).
 
+- The learner's workspace (``tools.workspace``): copies of the course's notebooks, which Lab opens,
+  so that answers and autosave never change the course's own files; new course versions come in
+  with the learner's answers kept.
 - The course's Lab settings (``binder/lab/overrides.json``: no Jupyter news toast, no update check)
   go to this environment's ``share/jupyter/lab/settings/overrides.json``, where Lab reads
   defaults that a learner's own settings still override.
-- The notebooks' stored Python version becomes this kernel's: JupyterLab writes the kernel's
+- The workspace notebooks' stored Python version becomes this kernel's: JupyterLab writes the kernel's
   ``language_info`` into a notebook when the kernel starts and marks it modified unless it is equal,
   so without this a learner on another Python release would see every notebook change on opening.
-- The course notebooks are marked trusted for this user (``nbformat.sign``, what ``jupyter trust``
+- The workspace notebooks are marked trusted for this user (``nbformat.sign``, what ``jupyter trust``
   does), so opening one does not log "Notebook ... is not trusted" and their stored outputs show.
 
     python -m tools.lab_setup
@@ -22,10 +25,11 @@ from pathlib import Path
 import nbformat
 from nbformat.sign import NotebookNotary
 
-from utils.base.paths import NOTEBOOKS_DIR, REPO_ROOT
+from tools.workspace import sync
+from utils.base.paths import REPO_ROOT, WORKSPACE_DIR
+from utils.notebook_grammar import course_notebooks
 
 OVERRIDES = REPO_ROOT / "binder" / "lab" / "overrides.json"
-NOTEBOOKS = NOTEBOOKS_DIR
 
 
 def install_overrides(prefix: Path = Path(sys.prefix)) -> Path:
@@ -59,13 +63,17 @@ def align_python_version(notebooks: list[Path], version: str | None = None) -> l
 
 def main() -> int:
     target = install_overrides()
-    notebooks = sorted(NOTEBOOKS.glob("*.ipynb"))
+    for change in sync():
+        if change.action != "unchanged":
+            print(change.line())
+    notebooks = course_notebooks(WORKSPACE_DIR)
     changed = align_python_version(notebooks)
     if changed:
         print(f"{len(changed)} notebooks now record Python {platform.python_version()} (this kernel's), "
               "so JupyterLab opens them unmodified")
     count = trust_notebooks(notebooks)
-    print(f"JupyterLab settings: {target}; {count} course notebooks trusted")
+    print(f"JupyterLab settings: {target}; {count} notebooks in {WORKSPACE_DIR.name}/ trusted, "
+          "yours to edit (the course's own stay in notebooks/)")
     return 0
 
 

@@ -138,6 +138,15 @@ def _revisit(notebook: str, title: str, section: str, prompt: str, sections: dic
     return f"{notebook[:2]} {title.split(' · ')[0]}", ""
 
 
+def learners_answer_cell(cells: Sequence[Mapping[str, Any]], check: int) -> int | None:
+    """The answer cell before a check cell as a learner left it (their code may have replaced the
+    mark): the code cell before the solution block, which sits right before the check."""
+    answer, solution = check - 2, check - 1
+    if answer < 1 or cells[answer].get("cell_type") != "code" or cells[solution].get("cell_type") != "markdown":
+        return None
+    return answer if solution_code(cell_source(cells[solution])) is not None else None
+
+
 def _answer_and_solution(cells: Sequence[Mapping[str, Any]], check: int) -> tuple[int | None, int | None, str | None]:
     """The answer cell and solution block right before a check cell, when both are in place."""
     answer, solution = check - 2, check - 1

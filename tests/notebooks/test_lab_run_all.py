@@ -1,10 +1,13 @@
 """A newcomer's first minutes, in a real JupyterLab driven through its UI in headless Chromium:
+Lab lands in the learner's workspace, whose file browser lists only the course's notebooks;
 notebooks open unmodified (judged by Lab itself), Run All from the Run menu ends without an error
-and with the cluster still up (its dashboard link answers, the Dask sidebar connects), and an
-exercise shows its three states: not attempted, wrong, right.
+and with the cluster still up (its dashboard link answers, the Dask sidebar connects), an exercise
+shows its three states: not attempted, wrong, right; and the saved answer lands in the workspace
+copy while the course's own notebooks stay byte for byte as they were.
 
-One Lab serves copies of 00 and 03 (tiny scale, as CI runs every notebook), prepared as `make lab`
-prepares them (tools.lab_setup). Screenshots go to reports/browser/.
+One Lab serves a copy of the course and a workspace seeded from it, as `make lab` prepares them
+(tools.lab_setup, tools.workspace), at tiny scale as CI runs every notebook. Screenshots go to
+reports/browser/.
 """
 
 from __future__ import annotations
@@ -18,12 +21,12 @@ import pytest
 from support.lab import jupyter_lab
 
 from tools.lab_setup import align_python_version
-from utils.base.paths import REPO_ROOT
-from utils.notebook_grammar import exercises
+from utils.base.paths import NOTEBOOKS_DIR, REPO_ROOT, WORKSPACE_DIR
+from utils.notebook_grammar import exercises, is_course_notebook
 from utils.snapshot import browser_page, unavailable
 
 ARTEFACTS = REPO_ROOT / "reports" / "browser"
-NOTEBOOKS = ["notebooks/00_environment_check.ipynb", "notebooks/03_groupby_sum.ipynb"]
+NOTEBOOKS = [f"{WORKSPACE_DIR.name}/00_environment_check.ipynb", f"{WORKSPACE_DIR.name}/03_groupby_sum.ipynb"]
 RUN_ALL_TIMEOUT_S = 300
 DASHBOARD = re.compile(r"http://127\.0\.0\.1:\d+/status")
 # Lab draws only the cells near the viewport by default; every cell drawn lets the test read every
@@ -102,6 +105,7 @@ def test_a_newcomer_opens_runs_all_and_does_an_exercise(tmp_path):
         copies = [root / name for name in NOTEBOOKS]
         align_python_version(copies)  # what `make lab` does first (tools.lab_setup)
         stored = {path: path.read_bytes() for path in copies}
+        course = {path: path.read_bytes() for path in (root / NOTEBOOKS_DIR.name).iterdir()}
 
         # 1. Opened and idle: Lab itself says whether the notebook changed (its dirty mark), and
         # autosave would write any change to disk.
@@ -112,6 +116,8 @@ def test_a_newcomer_opens_runs_all_and_does_an_exercise(tmp_path):
         assert _dirty_tabs(page) == [], "the notebook turned modified on opening, with no edit"
         assert copies[0].read_bytes() == stored[copies[0]]
         assert page.locator(".jp-toast-message, .Toastify__toast").count() == 0, "a notification toast is shown"
+        listed = page.locator(".jp-DirListing-content .jp-DirListing-itemText").all_inner_texts()
+        assert listed and all(is_course_notebook(name.strip()) for name in listed), f"the file browser lists {listed}"
         page.screenshot(path=str(ARTEFACTS / "lab-00-opened.png"))
 
         # 2. Run All from the Run menu: no error output, and the cluster is still up afterwards.
@@ -142,6 +148,13 @@ def test_a_newcomer_opens_runs_all_and_does_an_exercise(tmp_path):
         _run_cell(page, check)
         assert "✓ number of rows" in _output_text(check)
         page.screenshot(path=str(ARTEFACTS / "lab-00-exercise-right.png"))
+        page.keyboard.press("Control+s")
+        deadline = time.monotonic() + 30
+        while exercise.solution.strip() not in copies[0].read_text():
+            assert time.monotonic() < deadline, "the answer was not saved into the workspace copy"
+            page.wait_for_timeout(300)
+        changed = [path.name for path, data in course.items() if path.read_bytes() != data]
+        assert changed == [], f"the learner's work changed the course's own files: {changed}"
 
         # 5. The worked example's notebook, opened next to it: unmodified when idle, Run All clean.
         page.goto(f"{base}/lab/tree/{NOTEBOOKS[1]}?token={token}", timeout=60_000)

@@ -12,8 +12,8 @@ import nbformat
 import pytest
 from nbformat.sign import NotebookNotary
 
-from tools.lab_setup import NOTEBOOKS, align_python_version, install_overrides, trust_notebooks
-from utils.base.paths import REPO_ROOT
+from tools.lab_setup import align_python_version, install_overrides, trust_notebooks
+from utils.base.paths import NOTEBOOKS_DIR, REPO_ROOT
 
 STEP = REPO_ROOT / "tools" / "install_step.sh"
 
@@ -57,7 +57,7 @@ def test_the_lab_settings_switch_the_news_toast_off(tmp_path):
 
 def test_the_course_notebooks_are_trusted_after_setup(tmp_path):
     notary = NotebookNotary(data_dir=str(tmp_path), db_file=str(tmp_path / "signatures.db"))
-    first = sorted(NOTEBOOKS.glob("*.ipynb"))[0]
+    first = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))[0]
     assert not notary.check_signature(nbformat.read(first, as_version=4))
     assert trust_notebooks([first], notary) == 1
     assert notary.check_signature(nbformat.read(first, as_version=4))
@@ -65,7 +65,7 @@ def test_the_course_notebooks_are_trusted_after_setup(tmp_path):
 
 def test_the_stored_python_version_follows_the_kernel(tmp_path):
     copy = tmp_path / "00.ipynb"
-    shutil.copy(sorted(NOTEBOOKS.glob("*.ipynb"))[0], copy)
+    shutil.copy(sorted(NOTEBOOKS_DIR.glob("*.ipynb"))[0], copy)
     assert align_python_version([copy], "3.99.1") == ["00.ipynb"]
     assert nbformat.read(copy, as_version=4).metadata["language_info"]["version"] == "3.99.1"
     before = copy.read_bytes()

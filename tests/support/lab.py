@@ -1,6 +1,8 @@
 """JupyterLab as `make lab` starts it, for the browser tests: on 127.0.0.1 with a token, the
 course's Dask config and Lab settings, serving copies of notebooks (nothing the browser does can
-change the repository), stopped with every kernel it started."""
+change the repository), stopped with every kernel it started. Notebooks asked for under
+``workspace/`` are served as `make lab` serves them: a copy of the course's ``notebooks/`` folder
+and a learner's workspace seeded from it (tools.workspace)."""
 
 from __future__ import annotations
 
@@ -20,8 +22,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tools.lab_setup import install_overrides
+from tools.workspace import sync
 from utils.base.lifetime import die_with_parent
-from utils.base.paths import REPO_ROOT
+from utils.base.paths import NOTEBOOKS_DIR, REPO_ROOT, WORKSPACE_DIR
 
 LAB_START_TIMEOUT_S = 60
 
@@ -45,9 +48,14 @@ def jupyter_lab(
     (paths relative to the repository) under the same relative paths; ``user_settings`` maps a
     plugin id (``@jupyterlab/notebook-extension:tracker``) to the settings a user would set."""
     root = tmp_path / "course"
-    for notebook in notebooks:
-        (root / notebook).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(REPO_ROOT / notebook, root / notebook)
+    in_workspace = [Path(notebook).parts[0] == WORKSPACE_DIR.name for notebook in notebooks]
+    for notebook, seeded in zip(notebooks, in_workspace, strict=True):
+        if not seeded:
+            (root / notebook).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(REPO_ROOT / notebook, root / notebook)
+    if any(in_workspace):
+        shutil.copytree(NOTEBOOKS_DIR, root / NOTEBOOKS_DIR.name, dirs_exist_ok=True)
+        sync(root / NOTEBOOKS_DIR.name, root / WORKSPACE_DIR.name)
     settings = install_overrides(tmp_path / "prefix").parent  # what `make lab` installs (tools.lab_setup)
     for plugin, values in (user_settings or {}).items():
         package, name = plugin.split(":")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
+WORKSPACE_DIR = REPO_ROOT / "workspace"  # the learner's copies of the notebooks (tools.workspace), git-ignored
 DATA_DIR_ENV_VAR = "COURSE_DATA_DIR"
 SCRATCH_ENV_VAR = "COURSE_SCRATCH_DIR"  # a learner's own scratch folder when the data folder is shared
 SCRATCH_NAME = "scratch"
