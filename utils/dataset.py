@@ -7,9 +7,10 @@ build the dataset when needed and returns a ``Dataset`` over its manifest.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from utils.backend import Backend, as_backend, current_backend
 from utils.base.paths import SCRATCH_ENV_VAR, scratch_root
@@ -43,10 +44,18 @@ CSV_COLUMNS = ("transaction_id", "customer_id", TIMESTAMP_COLUMN, "store_id", "p
 PANDAS_FAST_CSV = {"engine": "pyarrow"}
 # Keys ``Dataset.totals_by`` groups by: the ground-truth cube's axes, plus the quarter of a month.
 TOTALS_KEYS = ("month", "quarter", "segment", "region", "store_id", "product_category")
+T = TypeVar("T")
 
 
 class Dataset:
-    """Paths and ground truth of a complete dataset directory (see ``utils.datagen.manifest``)."""
+    """Paths and ground truth of a complete dataset directory (see ``utils.datagen.manifest``).
+
+    One rule for what is called and what is read: **ground truth is a method**, computed from the
+    manifest and the generator's files, so calling it is honest (``ds.answers()``,
+    ``ds.customer_totals()``, ``ds.totals_by("segment")``, ``ds.cube_cents()``, ...); **metadata is a
+    property**, a plain fact about the files (``ds.scale``, ``ds.rows``, ``ds.csv_files``,
+    ``ds.csv_kwargs``, ...). The files behind a ground-truth method are read once per ``Dataset``.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -163,6 +172,13 @@ class Dataset:
                 f"months or the ground-truth cube; regenerate with `{self.regenerate_command}`"
             )
 
+    def _read_once(self, name: str, read: Callable[[], T]) -> T:
+        """``read()`` the first time ground truth ``name`` is asked for, then the same object."""
+        cache = self.__dict__.setdefault("_ground_truth_cache", {})
+        if name not in cache:
+            cache[name] = read()
+        return cache[name]
+
     def size_bytes(self, fmt: str) -> int:
         return sum(p["bytes"].get(fmt, 0) for p in self.manifest["partitions"])
 
@@ -200,40 +216,37 @@ class Dataset:
 
     # --- ground truth (exact, integer cents, computed without Dask) ---------------------------
 
-    @property
     def answers(self) -> dict[str, int]:
         """Scalar answers: rows, total_cents, over_100_count, over_100_cents, ..."""
         return self.manifest["ground_truth"]
 
-    @cached_property
     def customer_totals_cents(self) -> pd.DataFrame:
         """customer_id, total_cents, transactions — one row per customer who bought anything."""
         import pandas as pd
-        return pd.read_parquet(self.path / "ground_truth" / "customers.parquet")
+        return self._read_once("customers", lambda: pd.read_parquet(self.path / "ground_truth" / "customers.parquet"))
 
     def customer_totals(self) -> pd.Series:
         """Total sales per customer in dollars, indexed by customer_id (the course's answer)."""
         import pandas as pd
-        frame = self.customer_totals_cents
+        frame = self.customer_totals_cents()
         return pd.Series(
             frame["total_cents"].to_numpy() / 100.0,
             index=pd.Index(frame["customer_id"], name="customer_id"),
             name="sales_amount",
         )
 
-    @cached_property
     def store_category_cents(self) -> pd.DataFrame:
         """store_id, product_category, total_cents, transactions — every (store, category) cell."""
         import pandas as pd
-        return pd.read_parquet(self.path / "ground_truth" / "store_category.parquet")
+        return self._read_once("store_category",
+                               lambda: pd.read_parquet(self.path / "ground_truth" / "store_category.parquet"))
 
-    @cached_property
     def cube_cents(self) -> pd.DataFrame:
         """month ("2024-01"), segment, region, store_id, product_category, total_cents,
         transactions: every nonzero cell; ``region`` is the customer's region."""
         import pandas as pd
         self._require_world()
-        return pd.read_parquet(self.path / "ground_truth" / "cube.parquet")
+        return self._read_once("cube", lambda: pd.read_parquet(self.path / "ground_truth" / "cube.parquet"))
 
     def totals_by(self, *columns: str) -> pd.DataFrame:
         """Exact ``total_cents`` and ``transactions`` grouped by any of month ("2024-01"),
@@ -241,7 +254,7 @@ class Dataset:
         indexed by ``columns`` in the order given, sorted; groups without transactions are absent."""
         if not columns or not set(columns) <= set(TOTALS_KEYS) or len(set(columns)) != len(columns):
             raise ValueError(f"group by a non-empty subset of {list(TOTALS_KEYS)} (each once), got {columns!r}")
-        cube = self.cube_cents
+        cube = self.cube_cents()
         if "quarter" in columns:
             number = (cube["month"].str.slice(5, 7).astype("int64") - 1) // 3 + 1
             cube = cube.assign(quarter=cube["month"].str.slice(0, 4) + "Q" + number.astype("str"))

@@ -206,13 +206,17 @@ def check_gpus() -> Check:
 
 
 def check_gpu_packages() -> Check:
-    """cudf / dask-cudf / dask-cuda: needed only for the GPU path, so missing is a warning."""
+    """cudf / dask-cudf / dask-cuda serve only the GPU path: without an NVIDIA GPU their absence is
+    nothing to fix (OK, no fix); on a GPU machine it leaves the GPU unused (a warning with the fix)."""
     missing = missing_gpu_packages()
     if not missing:
         found = ", ".join(f"{name} {package_version(name)}" for name in GPU_PACKAGES)
         return Check("GPU libraries", OK, found)
-    where = "GPUs are present but the course will use the CPU backend" if gpu_count() else "needed only on GPU machines"
-    return Check("GPU libraries", WARN, f"{', '.join(missing)} not installed ({where})", GPU_INSTALL_HINT)
+    if not gpu_count():
+        return Check("GPU libraries", OK, f"{', '.join(missing)} not installed — not needed on this machine "
+                     "(no NVIDIA GPU); the CPU path runs every notebook")
+    return Check("GPU libraries", WARN, f"{', '.join(missing)} not installed (GPUs are present but the course "
+                 "will use the CPU backend)", GPU_INSTALL_HINT)
 
 
 def check_backend() -> Check:

@@ -174,7 +174,7 @@ def test_segment_sets_basket_size_and_region_sets_stores(mid_size):
 
 
 def test_customers_are_zipf_skewed_over_the_whole_period(mid_size):
-    counts = mid_size.customer_totals_cents["transactions"].sort_values(ascending=False)
+    counts = mid_size.customer_totals_cents()["transactions"].sort_values(ascending=False)
     assert counts.iloc[:30].sum() / counts.sum() > 0.4, "the top 1 % of customers make a large share"
 
 
@@ -211,7 +211,7 @@ def test_store_category_and_customer_totals_still_match(tiny_dataset, from_parqu
     stored = pd.read_parquet(tiny_dataset.path / "ground_truth" / "store_category.parquet")
     assert (stored[["total_cents", "transactions"]].to_numpy() == cells.to_numpy()).all()
     people = from_parquet.groupby("customer_id")["cents"].agg(["sum", "size"])
-    truth = tiny_dataset.customer_totals_cents.set_index("customer_id")
+    truth = tiny_dataset.customer_totals_cents().set_index("customer_id")
     assert (truth.to_numpy() == people.to_numpy()).all() and truth.index.equals(people.index)
 
 
@@ -226,7 +226,7 @@ def test_customer_quarter_totals_equal_pandas(tiny_dataset, source, request):
     assert truth.index.equals(expected.index)
     assert (truth.to_numpy() == expected.to_numpy()).all()
     assert truth.groupby(level="customer_id")["total_cents"].sum().equals(
-        tiny_dataset.customer_totals_cents.set_index("customer_id")["total_cents"]
+        tiny_dataset.customer_totals_cents().set_index("customer_id")["total_cents"]
     )
 
 

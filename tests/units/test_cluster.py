@@ -212,7 +212,7 @@ def test_connects_to_an_external_scheduler_and_leaves_it_running(external_cluste
         assert dashboard_address(client).startswith("http://127.0.0.1:")
         df = dd.read_parquet(tiny_dataset.parquet_dir)
         assert float(df["sales_amount"].sum().compute()) == pytest.approx(
-            tiny_dataset.answers["total_cents"] / 100, abs=0.005
+            tiny_dataset.answers()["total_cents"] / 100, abs=0.005
         )
     finally:
         shutdown(client)

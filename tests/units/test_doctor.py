@@ -159,13 +159,24 @@ def test_gpu_backend_without_a_gpu_fails(monkeypatch):
     assert doctor.check_gpus().status == doctor.OK  # no GPU is fine: the CPU path is the course too
 
 
-def test_missing_gpu_libraries_only_warn():
-    from utils.machine import installed
+def _gpu_machine(monkeypatch, gpus: int, missing: list[str]) -> None:
+    """Play a machine with ``gpus`` NVIDIA GPUs on which the GPU packages ``missing`` cannot be imported."""
+    monkeypatch.setattr(doctor, "gpu_count", lambda: gpus)
+    monkeypatch.setattr(doctor, "missing_gpu_packages", lambda: list(missing))
 
-    if installed("cudf"):
-        pytest.skip("cudf is installed here")
+
+def test_missing_gpu_libraries_on_a_gpu_machine_warn_with_the_fix(monkeypatch):
+    _gpu_machine(monkeypatch, gpus=2, missing=["cudf", "dask_cudf"])
     check = doctor.check_gpu_packages()
-    assert check.status == doctor.WARN and "cudf" in check.detail and "requirements-gpu.txt" in check.fix
+    assert check.status == doctor.WARN and "cudf, dask_cudf not installed" in check.detail
+    assert "fix: install the GPU stack" in check.line() and "requirements-gpu.txt" in check.fix
+
+
+def test_missing_gpu_libraries_without_a_gpu_need_no_fix(monkeypatch):
+    _gpu_machine(monkeypatch, gpus=0, missing=["cudf", "dask_cudf", "dask_cuda"])
+    line = doctor.check_gpu_packages().line()
+    assert line.startswith("OK    GPU libraries ") and "fix:" not in line and "WARN" not in line, line
+    assert "not needed on this machine (no NVIDIA GPU); the CPU path runs every notebook" in line, line
 
 
 def test_a_cluster_that_cannot_start_fails(monkeypatch):

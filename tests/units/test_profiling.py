@@ -42,7 +42,7 @@ def captured(client, tiny_dataset):
     df = dd.read_csv(tiny_dataset.csv_files, **tiny_dataset.csv_kwargs)
     with get_task_stream(client=client) as ts:
         totals = df.groupby("customer_id")["sales_amount"].sum().compute()
-    assert len(totals) == tiny_dataset.answers["customers_with_transactions"]
+    assert len(totals) == tiny_dataset.answers()["customers_with_transactions"]
     return ts.data
 
 

@@ -459,6 +459,42 @@ def test_the_command_line(progress, tmp_path, capsys):
     assert "no progress exports" in capsys.readouterr().err
 
 
+def _record(path: Path, key: str, outcome: str, reason: str | None = None) -> None:
+    append({"v": 1, "time": "2026-01-01T10:00:00+00:00", "notebook": "42_demo", "key": key,
+            "outcome": outcome, "reason": reason}, path)
+
+
+def test_make_progress_prints_a_plain_table_and_the_next_exercise(progress, tmp_path, monkeypatch, capsys):
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    demo_notebook(notebooks / "42_demo.ipynb")
+    monkeypatch.setattr("utils.progress.catalogue.NOTEBOOKS_DIR", notebooks)
+
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == "next: notebook 42 §1 Exercise 1 · Double it", out
+
+    _record(progress, "check_double(answer)", RIGHT)
+    _record(progress, "check_pair(a, b)", WRONG, "pair: yours 1, expected 2")
+    assert main(["show"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("1 of 3 exercises right, 1 wrong, 1 not attempted")
+    table = lines[lines.index("") + 1:]
+    assert table == [
+        "notebook  exercises  right  wrong  not attempted  revisit",
+        "42_demo           3      1      1              1  42 §1",
+        "",
+        "next: notebook 42 Exercise 2 · Again",
+    ], "\n".join(lines)
+    assert "NaN" not in "\n".join(lines)
+
+    _record(progress, "check_pair(a, b)", RIGHT)
+    _record(progress, "check_c(c)", RIGHT)
+    assert main([]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("all 3 exercises right: well done") and "next:" not in last
+
+
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 def test_make_progress_runs_the_module():
     done = subprocess.run(["make", "-n", "progress"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)

@@ -17,6 +17,7 @@ from utils.checks.grading import (
     compare_series,
     examples,
     passed,
+    plain,
     worker_records,
 )
 from utils.dataset import Dataset
@@ -46,9 +47,10 @@ def check_cluster_facts(answer: Any, client: Any) -> None:
         try:
             close = np.isclose(float(got), float(want), rtol=0, atol=0.01)
         except (TypeError, ValueError):
-            raise CheckFailed(f"{what}: {key} should be a number, got {got!r}") from None
+            raise CheckFailed(f"{what}: {key} should be a number, got {plain(got)!r}") from None
         if not close:
-            raise CheckFailed(f"{what}: {key} is {got!r} in your dict, but the scheduler reports {want!r}")
+            raise CheckFailed(f"{what}: {key} is {plain(got)!r} in your dict, "
+                              f"but the scheduler reports {plain(want)!r}")
     passed(f"✓ {what}: {expected['workers']} workers × {expected['threads_per_worker']} threads, "
             f"{expected['memory_limit_gib']} GiB each — as the scheduler reports")
 

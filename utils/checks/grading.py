@@ -145,15 +145,29 @@ def as_series(result: Any, what: str, value_column: str | None = None) -> pd.Ser
             result = result.iloc[:, 0]
         else:
             raise CheckFailed(
-                f"{what}: expected one column of values, got columns {list(result.columns)}"
+                f"{what}: expected one column of values, got columns {plain(list(result.columns))}"
             )
     if not isinstance(result, pd.Series):
         raise CheckFailed(f"{what}: expected a Series, got {type(result).__name__}")
     return result
 
 
+def plain(value: Any) -> Any:
+    """``value`` as plain Python (``7``, ``(7, 'sports')``, ``[1, 2]``), for a learner's message:
+    NumPy 2 writes its scalars as ``np.int64(7)``, also inside the tuples of a MultiIndex's keys."""
+    if isinstance(value, np.datetime64 | np.timedelta64):
+        return pd.Timestamp(value) if isinstance(value, np.datetime64) else pd.Timedelta(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple):
+        return tuple(plain(item) for item in value)
+    if isinstance(value, list | np.ndarray | pd.Index):
+        return [plain(item) for item in value]
+    return value
+
+
 def examples(keys: Sequence, limit: int = 3) -> str:
-    shown = ", ".join(str(k) for k in list(keys)[:limit])
+    shown = ", ".join(str(plain(k)) for k in list(keys)[:limit])
     return f"{shown}, ..." if len(keys) > limit else shown
 
 
@@ -183,7 +197,7 @@ def compare_series(
         off = (got[worst] - want[worst]) / want[worst] * 100 if want[worst] else float("inf")
         raise CheckFailed(
             f"{what}: values off for {int(bad.sum())} of {len(want)} {key}s; e.g. {key} "
-            f"{expected.index[worst]}: yours {got[worst]:,.2f}, expected {want[worst]:,.2f} "
+            f"{plain(expected.index[worst])}: yours {got[worst]:,.2f}, expected {want[worst]:,.2f} "
             f"({off:+.3g}%)"
         )
     return f"✓ {what}: all {len(want):,} {key}s match the ground truth"

@@ -17,6 +17,7 @@ from utils.checks.grading import (
     examples,
     matches,
     passed,
+    plain,
 )
 from utils.dataset import Dataset
 from utils.machine import this_gpu
@@ -30,7 +31,7 @@ def check_segment_quarter(result: Any, dataset: Dataset, quarter: str) -> None:
     table = dataset.totals_by("quarter", "segment")["total_cents"] / 100.0
     quarters = list(table.index.get_level_values("quarter").unique())
     if quarter not in quarters:
-        raise ValueError(f"quarter must be one of {quarters}, got {quarter!r}")
+        raise ValueError(f"quarter must be one of {plain(quarters)}, got {plain(quarter)!r}")
     yours = as_series(result, what, "sales_amount")
     if yours.index.nlevels != 1:
         raise CheckFailed(f"{what}: index has {yours.index.nlevels} levels; expected one row per segment")
@@ -58,7 +59,7 @@ def check_top_customers_in_region(result: Any, dataset: Dataset, region: str, n:
     customers = pd.read_parquet(dataset.customers_parquet, columns=["customer_id", "region"])
     regions = sorted(customers["region"].unique())
     if region not in regions:
-        raise ValueError(f"region must be one of {regions}, got {region!r}")
+        raise ValueError(f"region must be one of {plain(regions)}, got {plain(region)!r}")
     home = customers.set_index("customer_id")["region"]
     totals = dataset.customer_totals()
     in_region = totals[home.reindex(totals.index).to_numpy() == region].sort_values(ascending=False, kind="stable")
@@ -108,11 +109,11 @@ def check_join_choice(choice: Any, runs: pd.DataFrame, small_side_bytes: int, cl
     else ``"shuffle"``. Task counts are quoted from ``runs``; wall times are never graded."""
     what = "your join strategy"
     if not isinstance(choice, str) or choice.strip().lower() not in JOIN_STRATEGIES:
-        raise CheckFailed(f"{what}: choose one of {list(JOIN_STRATEGIES)}, got {choice!r}")
+        raise CheckFailed(f"{what}: choose one of {list(JOIN_STRATEGIES)}, got {plain(choice)!r}")
     choice = choice.strip().lower()
     missing = [name for name in JOIN_STRATEGIES if name not in runs.index]
     if missing:
-        raise CheckFailed(f"{what}: the measured table lacks the {missing} row(s); run the measuring cell first")
+        raise CheckFailed(f"{what}: the measured table lacks the {plain(missing)} row(s); run the measuring cell first")
     smallest = _smallest_worker_memory(client)
     tasks = {name: int(runs.loc[name, "tasks"]) for name in JOIN_STRATEGIES}
     small, memory = f"{small_side_bytes / 1e6:,.1f} MB", f"{smallest / 2**30:,.1f} GiB"

@@ -18,6 +18,7 @@ from utils.checks.grading import (
     check_scalar,
     compare_series,
     passed,
+    plain,
     worker_records,
 )
 from utils.checks.totals import check_grouped, check_total_sales
@@ -60,7 +61,7 @@ def check_tasks_per_prefix(answer: Any, task_stream: Any) -> None:
 def check_one_pass(sales_total: Any, n_over_100: Any, task_stream: Any, dataset: Dataset, partitions: int) -> None:
     """Total sales and the count of sales over $100, computed from one read of every partition."""
     check_total_sales(sales_total, dataset)
-    check_scalar(n_over_100, dataset.answers["over_100_count"], "transactions over $100", rtol=0, atol=0.5)
+    check_scalar(n_over_100, dataset.answers()["over_100_count"], "transactions over $100", rtol=0, atol=0.5)
     reads = int(_read_prefixes(task_stream).sum())
     if reads == 0:
         raise CheckFailed("one pass: no read tasks were recorded; compute inside the "
@@ -76,10 +77,10 @@ def check_split_out_choice(choice: Any, runs: pd.DataFrame, result_bytes: int, c
     (under a tenth of the smallest worker's memory limit) in one output partition, else > 1."""
     what = "your split_out choice"
     if isinstance(choice, bool) or not isinstance(choice, int | np.integer) or choice < 1:
-        raise CheckFailed(f"{what}: split_out must be a whole number >= 1, got {choice!r}")
+        raise CheckFailed(f"{what}: split_out must be a whole number >= 1, got {plain(choice)!r}")
     measured = list(runs.index)
     if choice not in measured:
-        raise CheckFailed(f"{what}: you measured split_out in {measured}; choose one of them")
+        raise CheckFailed(f"{what}: you measured split_out in {plain(measured)}; choose one of them")
     smallest = min(w["memory_limit"] for w in worker_records(client))
     fits = result_bytes * 10 <= smallest
     if fits:

@@ -17,6 +17,7 @@ from utils.checks.grading import (
     examples,
     matches,
     passed,
+    plain,
 )
 from utils.dataset import Dataset
 
@@ -36,7 +37,7 @@ def check_customer_quarter(result: Any, dataset: Dataset, quarter: str) -> None:
     left join gives them, are ignored). Another quarter's or the all-time totals are named as such."""
     table = _customer_quarter_table(dataset)
     if quarter not in table.columns:
-        raise ValueError(f"quarter must be one of {list(table.columns)}, got {quarter!r}")
+        raise ValueError(f"quarter must be one of {plain(list(table.columns))}, got {plain(quarter)!r}")
     what = f"spend per customer in {quarter}"
     yours = as_series(result, what, "sales_amount")
     if yours.index.nlevels != 1:
@@ -68,7 +69,8 @@ def check_beats_baselines(predictions: Any, dataset: Dataset, target_quarter: st
     earlier quarters" (over every quarter before the target, zeros included)."""
     table = _customer_quarter_table(dataset)
     if target_quarter not in table.columns or table.columns.get_loc(target_quarter) < 2:
-        raise ValueError(f"target_quarter must be one of {list(table.columns[2:])}, got {target_quarter!r}")
+        raise ValueError(f"target_quarter must be one of {plain(list(table.columns[2:]))}, "
+                         f"got {plain(target_quarter)!r}")
     earlier = table.iloc[:, : table.columns.get_loc(target_quarter)]
     buyers = earlier.index[(earlier > 0).any(axis=1)]
     want = table.loc[buyers, target_quarter].to_numpy(dtype=np.float64)

@@ -15,9 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-import pandas as pd
-
-from utils.progress.report import show
+from utils.progress.report import progress_text
 from utils.progress.room import collect, room_text, write_export, write_room
 from utils.progress.store import clear, progress_file
 
@@ -39,7 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(prog="python -m utils.progress",
                             description="Exercise progress, recorded locally by the notebooks' checks.")
     commands = parser.add_subparsers(dest="command", metavar="{show,export,collect,reset}")
-    commands.add_parser("show", help="the table per notebook: right, wrong, not attempted, what to revisit (default)")
+    commands.add_parser("show", help="the table per notebook (right, wrong, not attempted, what to revisit) "
+                        "and the next exercise (default)")
     export = commands.add_parser("export", help="write one anonymous summary file for the instructor")
     export.add_argument("--name", help="a name to show the instructor (left out: anonymous)")
     export.add_argument("--out", type=_folder, help="folder to write it to (default: the progress file's folder)")
@@ -54,8 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command in (None, "show"):
-            with pd.option_context("display.width", 200, "display.max_columns", None, "display.max_colwidth", 60):
-                print(show().to_string())
+            print(progress_text())
         elif args.command == "export":
             out = args.out or progress_file().parent
             if args.out is None:

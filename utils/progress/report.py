@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from utils.notebook_grammar import Exercise
+from utils.notebook_grammar import NUMBERED_SECTION, Exercise
 from utils.progress.catalogue import course_exercises, find_exercise
 from utils.progress.store import NOT_ATTEMPTED, OUTCOMES, RIGHT, WRONG, progress_file, read_records
 
@@ -77,6 +77,46 @@ def summary_text(table: pd.DataFrame, path: Path) -> str:
         lines += [f"  {row.notebook}, {row.exercise}: {row.reason or 'wrong'}"
                   + (f" → revisit section {row.section}" if row.section else "") for row in wrong.itertuples()]
     return "\n".join(lines)
+
+
+def notebooks_text(notebooks: pd.DataFrame) -> str:
+    """``per_notebook``'s table as plain aligned text: a header of what each column counts, one line
+    per notebook, numbers right-aligned, nothing for an empty cell (no index name row, no ``NaN``)."""
+    header = ["notebook", *NOTEBOOK_COLUMNS]
+    rows = [[str(name), *("" if pd.isna(value) else str(value) for value in row)]
+            for name, row in zip(notebooks.index, notebooks.itertuples(index=False), strict=True)]
+    widths = [max(len(line[i]) for line in [header, *rows]) for i in range(len(header))]
+    numeric = {i for i, column in enumerate(header) if column in ("exercises", *OUTCOMES)}
+
+    def line(cells: list[str]) -> str:
+        shown = [cell.rjust(width) if i in numeric else cell.ljust(width)
+                 for i, (cell, width) in enumerate(zip(cells, widths, strict=True))]
+        return "  ".join(shown).rstrip()
+
+    return "\n".join(line(cells) for cells in [header, *rows])
+
+
+def next_step(table: pd.DataFrame, exercises: Sequence[Exercise]) -> str:
+    """One line naming the first course exercise not yet right, in course order, and where it sits
+    (``notebook 03 §2`` under a numbered section), or the congratulation when every one is right."""
+    outcomes = dict(zip(zip(table["notebook"], table["exercise"], strict=True), table["outcome"], strict=True))
+    for exercise in exercises:
+        if outcomes.get((exercise.notebook, exercise.title)) != RIGHT:
+            number = exercise.notebook.split("_", 1)[0]
+            section = NUMBERED_SECTION.match(exercise.section)
+            where = f"notebook {number} §{section.group(1)}" if section else f"notebook {number}"
+            return f"next: {where} {exercise.title}"
+    return (f"all {len(exercises)} exercises right: well done — the review notebook's questions go over "
+            "the whole course")
+
+
+def progress_text(path: Path | None = None, notebooks: Path | None = None) -> str:
+    """``make progress``: the totals and what to revisit, the table per notebook, then the next step."""
+    path = progress_file() if path is None else path
+    exercises = course_exercises(notebooks)
+    table = latest_outcomes(read_records(path), exercises)
+    parts = [summary_text(table, path), notebooks_text(per_notebook(table))]
+    return "\n\n".join([*parts, next_step(table, exercises)] if exercises else parts)
 
 
 def progress_table(path: Path | None = None, notebooks: Path | None = None) -> pd.DataFrame:
