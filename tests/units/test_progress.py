@@ -4,6 +4,7 @@ two kernels can record at once; the learner's table, the export and the instruct
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -210,6 +211,45 @@ def test_a_corrupt_file_keeps_its_good_lines_and_warns_once(progress, capsys):
     assert dict(table.groupby("outcome").size()) == {RIGHT: 1, WRONG: 1, NOT_ATTEMPTED: len(table) - 2}
 
 
+def half_then_full(fd: int, data: bytes) -> int:
+    """A disk that fills up in the middle of a record: half of it lands, then ENOSPC."""
+    REAL_WRITE(fd, bytes(data[: len(data) // 2]))
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def lost(fd: int, data: bytes) -> int:
+    """A write that reports every byte written and lands none (a lying network file system)."""
+    return len(data)
+
+
+REAL_WRITE = os.write
+DAMAGE = {
+    "a hand edit without a final newline": None,
+    "a disk full in the middle of a record": half_then_full,
+    "a write that does not land": lost,
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGE.values(), ids=DAMAGE.keys())
+def test_a_record_after_a_broken_last_line_counts_or_is_reported_lost(damage, progress, monkeypatch, capsys):
+    """A record is readable after whatever the last line was, and ``append`` says ``True`` only
+    for a record that a reader will find."""
+    first, lost_one, second = ({"outcome": o, "key": k} for o, k in [(RIGHT, "one"), (WRONG, "lost"), (RIGHT, "two")])
+    assert append(first, progress)
+    if damage is None:
+        with open(progress, "ab") as handle:
+            handle.write(b'{"outcome": "wrong", "key": "edited"}')  # saved by an editor without a final newline
+    else:
+        with monkeypatch.context() as patched:
+            patched.setattr(os, "write", damage)
+            recorded = append(lost_one, progress)
+        assert recorded is False, "a record that cannot be read back was reported recorded"
+    assert append(second, progress) is True
+    keys = [record["key"] for record in read_records(progress)]
+    assert keys == (["one", "edited", "two"] if damage is None else ["one", "two"])
+    assert "unreadable" not in capsys.readouterr().err
+
+
 def test_an_unwritable_scratch_folder_is_one_warning_and_the_check_goes_on(tmp_path, monkeypatch, capsys):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
@@ -400,8 +440,10 @@ def test_collect_merges_a_room_and_skips_what_is_not_an_export(tmp_path, capsys)
     (room / "notes.txt").write_text("not collected")
     assert main(["collect", str(room), "--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr()
-    skipped = sorted(out.err.splitlines())
-    assert [line.split(":")[0] for line in skipped] == [f"skipped {n}.json" for n in ("binary", "broken", "other")]
+    *skipped, claimed = out.err.splitlines()
+    not_exports = ("binary", "broken", "other")
+    assert sorted(line.split(":")[0] for line in skipped) == [f"skipped {n}.json" for n in not_exports]
+    assert claimed == f"learner {'c' * 12} claimed by c-new.json, c-old.json: counted c-new.json"
     assert "3 learners, 2 exercises" in out.out and "most often wrong: 03 Exercise 1 · Total sales per store" in out.out
     table = collect(room).exercises
     assert list(table["exercise"]) == ["Exercise 1 · Count the transactions", "Exercise 1 · Total sales per store"]

@@ -67,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
             room = collect(args.folder)
             for line in room.skipped:
                 print(f"skipped {line}", file=sys.stderr)
+            for line in room.notes:
+                print(line, file=sys.stderr)
             if room.learners.empty:
                 raise ValueError(f"no progress exports (*.json) in {args.folder}")
             print(room_text(room))

@@ -6,17 +6,26 @@ An export holds the latest outcome of each exercise of the course's notebooks (n
 learner's own notebooks) and a random learner id (kept next to the
 progress file, so exporting again replaces the learner's earlier file in a shared folder instead of
 counting them twice); a name only when the learner types one; no reasons, times, paths or user
-names. Files that are not such an export are skipped, each named in one line.
+names. Learners can write to the folder an instructor collects, so ``collect`` reads regular files of
+at most ``EXPORT_LIMIT`` bytes only, counts only the course's own exercises, escapes what it prints
+or draws (``printable``), keeps formulas out of its CSV cells and writes its outputs whole, never
+through a link; a file skipped, rows left out and two files claiming one learner are each one line.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import re
+import reprlib
 import secrets
+import stat
+import tempfile
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from io import BytesIO
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +40,10 @@ EXPORT_FORMAT = "dask-course-progress"
 EXPORT_VERSION = 1
 LEARNER_ID = re.compile(r"^[0-9a-f]{12}$")
 NAME_LIMIT = 80
+EXPORT_LIMIT = 1 << 20  # bytes of one export: a whole course's is a few kB, so more is not an export
+ROW_LIMIT = 1000  # exercises listed in one export (the course has a few dozen)
+CLOCK_SKEW = timedelta(minutes=5)  # an export dated later than now by more than this claims to come from the future
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet runs a cell starting so as a formula (OWASP)
 ROOM_CSV, ROOM_PNG, LEARNERS_CSV = "room-progress.csv", "room-progress.png", "room-learners.csv"
 COLOURS = {RIGHT: "#2e7d32", WRONG: "#c62828", NOT_ATTEMPTED: "#bdbdbd"}
 
@@ -82,28 +95,105 @@ def write_export(out_dir: Path, name: str | None = None, path: Path | None = Non
     """Write ``progress-<learner id>.json`` into ``out_dir`` whole (a collector never reads half a file)."""
     summary = export_summary(name, path, notebooks)
     target = out_dir / f"progress-{summary['learner']}.json"
-    partial = out_dir / f".{target.name}.{os.getpid()}.partial"
-    partial.write_text(json.dumps(summary, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    os.chmod(partial, 0o644)  # an instructor collecting a shared folder must be able to read it
-    os.replace(partial, target)
+    write_whole(target, (json.dumps(summary, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
     return target
 
 
-def read_export(path: Path) -> dict[str, Any]:
-    """One learner's export, checked; ``ValueError`` with one line saying what is wrong."""
+def write_whole(target: Path, data: bytes) -> None:
+    """Write ``target`` through a new temporary file beside it, then rename it into place: a reader
+    never sees half a file, and a link planted in the target's place (a shared folder) is replaced,
+    never followed. Readable by others: the instructor collects the learners' files."""
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(temp, 0o644)
+        os.replace(temp, target)
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        if isinstance(error, OSError):  # e.g. another user's file in its place in a shared (sticky) folder
+            raise OSError(f"cannot write {target} ({error.strerror or error}): "
+                          "pass --out with a folder of your own") from None
+        raise
+
+
+def printable(text: object) -> str:
+    """``text`` with each control or invisible character written as its escape (``\\x1b``): file
+    names, names and titles from learners reach a terminal, a chart and a spreadsheet, where a raw
+    escape sequence would act (clear the screen, change colours) instead of being read."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in str(text))
+
+
+def spreadsheet_safe(table: pd.DataFrame) -> pd.DataFrame:
+    """Text cells that a spreadsheet would run as a formula (``=HYPERLINK(...)``), prefixed with ``'``."""
+    def cell(value: Any) -> Any:
+        return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
+    return table.map(cell)
+
+
+def read_regular(path: Path, limit: int = EXPORT_LIMIT) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes: opened without
+    following a link or waiting for a pipe's writer, and never read past the limit, since anyone who
+    can write to a shared folder can plant a link, a pipe, a device or a huge sparse file there."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if path.is_symlink():
+        raise ValueError("a link (not followed)")
+    try:
+        fd = os.open(path, flags)
+    except OSError as error:
+        if error.errno == errno.ELOOP:  # became a link since
+            raise ValueError("a link (not followed)") from None
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("not a regular file (a folder, pipe or device)")
+        data = handle.read(limit + 1) if info.st_size <= limit else b""
+    if info.st_size > limit or len(data) > limit:
+        raise ValueError(f"larger than {limit >> 20} MiB, far more than an export")
+    return data
+
+
+def exported_at(data: dict[str, Any]) -> datetime:
+    """When an export says it was written (UTC when it names no zone); ``ValueError`` without one."""
+    value = data.get("exported")
+    try:
+        when = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        when = None
+    if when is None:
+        raise ValueError("no export date (\"exported\")")
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def read_export(path: Path) -> dict[str, Any]:
+    """One learner's export, checked; ``ValueError`` with one line saying what is wrong (its text may
+    quote the file: print it through ``printable``)."""
+    try:
+        data = json.loads(read_regular(path).decode("utf-8"))
     except UnicodeDecodeError:
         raise ValueError("not a text file") from None
     except json.JSONDecodeError as error:
         raise ValueError(f"not JSON ({error.msg}, line {error.lineno})") from None
+    except RecursionError:
+        raise ValueError("not JSON (nested too deeply)") from None
     if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
         raise ValueError(f"not a progress export (no \"format\": \"{EXPORT_FORMAT}\")")
     if data.get("version") != EXPORT_VERSION:
-        raise ValueError(f"export version {data.get('version')!r}; this course reads version {EXPORT_VERSION}")
-    if not isinstance(data.get("learner"), str) or not isinstance(data.get("name"), (str, type(None))):
-        raise ValueError("no learner id")
+        raise ValueError(f"export version {reprlib.repr(data.get('version'))}; "
+                         f"this course reads version {EXPORT_VERSION}")
+    if not isinstance(data.get("learner"), str) or not LEARNER_ID.match(data["learner"]):
+        raise ValueError("no learner id (12 hexadecimal digits)")
+    name = data.get("name")
+    if not isinstance(name, (str, type(None))):
+        raise ValueError("its name is not text")
+    if name is not None and len(name) > NAME_LIMIT:
+        raise ValueError(f"a name of {len(name)} characters (at most {NAME_LIMIT})")
+    exported_at(data)
     rows = data.get("exercises")
+    if isinstance(rows, list) and len(rows) > ROW_LIMIT:
+        raise ValueError(f"{len(rows)} exercises (at most {ROW_LIMIT})")
     if not isinstance(rows, list) or not all(
         isinstance(row, dict) and isinstance(row.get("notebook"), str) and isinstance(row.get("exercise"), str)
         and row.get("outcome") in OUTCOMES for row in rows
@@ -114,11 +204,13 @@ def read_export(path: Path) -> dict[str, Any]:
 
 @dataclass
 class Room:
-    """A folder of exports merged: a row per exercise, a row per learner, and what was skipped."""
+    """A folder of exports merged: a row per exercise, a row per learner, the files skipped
+    (``name: why``) and what else the instructor should know (left-out rows, two files for one learner)."""
 
     exercises: pd.DataFrame
     learners: pd.DataFrame
     skipped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def merge(exports: list[dict[str, Any]], notebooks: Path | None = None) -> Room:
@@ -132,7 +224,7 @@ def merge(exports: list[dict[str, Any]], notebooks: Path | None = None) -> Room:
         for target, outcome in outcomes.items():
             counts.setdefault(target, dict.fromkeys(OUTCOMES, 0))[outcome] += 1
         wrong = [f"{nb[:2]} {title.split(' · ')[0]}" for (nb, title), outcome in outcomes.items() if outcome == WRONG]
-        learners.append({"learner": data["learner"], "name": data.get("name") or "",
+        learners.append({"learner": data["learner"], "name": printable(data.get("name") or ""),
                          **{o: sum(v == o for v in outcomes.values()) for o in OUTCOMES},
                          "wrong exercises": ", ".join(wrong)})
     rows = []
@@ -146,27 +238,51 @@ def merge(exports: list[dict[str, Any]], notebooks: Path | None = None) -> Room:
 
 
 def collect(folder: Path, notebooks: Path | None = None) -> Room:
-    """Every export (``*.json``) in ``folder``, one per learner (the newest when a learner exported
-    twice under different file names); malformed files are skipped and named."""
-    newest: dict[str, dict[str, Any]] = {}
-    skipped = []
+    """Every export (``*.json``) in ``folder``, one per learner, counting only the course's own
+    exercises. Learners can write to the folder, so whatever is not an export is skipped with one
+    line, and files that claim the same learner are named in one line: the one counted is the latest
+    export not dated in the future (a copied learner id with a future date does not win silently)."""
+    known = {(exercise.notebook, exercise.title) for exercise in course_exercises(notebooks)}
+    claims: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    skipped, notes = [], []
     for path in sorted(folder.glob("*.json")):
         try:
             data = read_export(path)
         except (OSError, ValueError) as error:
-            skipped.append(f"{path.name}: {error}")
+            skipped.append(printable(f"{path.name}: {error}"))
             continue
-        earlier = newest.get(data["learner"])
-        if earlier is None or str(data.get("exported", "")) >= str(earlier.get("exported", "")):
-            newest[data["learner"]] = data
-    room = merge(list(newest.values()), notebooks)
-    room.skipped = skipped
+        unknown = [row["exercise"] for row in data["exercises"] if (row["notebook"], row["exercise"]) not in known]
+        if unknown:
+            data["exercises"] = [row for row in data["exercises"] if (row["notebook"], row["exercise"]) in known]
+            shown = ", ".join(title if len(title) <= 40 else title[:39] + "…" for title in unknown[:3])
+            notes.append(printable(f"{path.name}: {len(unknown)} exercise{'s' if len(unknown) > 1 else ''} the "
+                                   f"course does not have ({shown}{', …' if len(unknown) > 3 else ''}) left out"))
+        claims.setdefault(data["learner"], []).append((path.name, data))
+    counted = []
+    for learner, files in claims.items():
+        chosen, note = _one_claim(learner, files)
+        counted.append(chosen)
+        if note:
+            notes.append(printable(note))
+    room = merge(counted, notebooks)
+    room.skipped, room.notes = skipped, notes
     return room
+
+
+def _one_claim(learner: str, files: list[tuple[str, dict[str, Any]]]) -> tuple[dict[str, Any], str | None]:
+    """The export counted for a learner whom several files claim, and the line that names them all."""
+    if len(files) == 1:
+        return files[0][1], None
+    future = [(name, data) for name, data in files if exported_at(data) > datetime.now(UTC) + CLOCK_SKEW]
+    name, data = max([claim for claim in files if claim not in future] or files, key=lambda c: exported_at(c[1]))
+    note = f"learner {learner} claimed by {', '.join(n for n, _ in files)}: counted {name}"
+    return data, note + "".join(f"; {n} says it was exported in the future ({exported_at(d).isoformat()})"
+                                for n, d in future)
 
 
 def draw_chart(table: pd.DataFrame, learners: int) -> Figure:
     """One horizontal bar per exercise, split into the shares right / wrong / not attempted, in course order."""
-    labels = [f"{nb[:2]} {ex}" if len(ex) <= 50 else f"{nb[:2]} {ex[:49]}…"
+    labels = [printable(f"{nb[:2]} {ex}" if len(ex) <= 50 else f"{nb[:2]} {ex[:49]}…")
               for nb, ex in zip(table["notebook"], table["exercise"], strict=True)]
     figure = Figure(figsize=(9, 1.2 + 0.35 * max(len(labels), 1)), layout="constrained")
     axes = figure.add_subplot()
@@ -184,26 +300,32 @@ def draw_chart(table: pd.DataFrame, learners: int) -> Figure:
 
 
 def write_room(room: Room, out_dir: Path) -> list[Path]:
-    """The room table and the learners table as CSV, and the chart as PNG, into ``out_dir``."""
+    """The room table and the learners table as CSV (no cell a spreadsheet would run as a formula),
+    and the chart as PNG, each written whole into ``out_dir`` (``write_whole``: never through a link)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = [out_dir / ROOM_CSV, out_dir / ROOM_PNG, out_dir / LEARNERS_CSV]
-    room.exercises.to_csv(written[0], index=False)
-    draw_chart(room.exercises, len(room.learners)).savefig(written[1], dpi=100)
-    room.learners.to_csv(written[2], index=False)
-    return written
+    chart = BytesIO()
+    draw_chart(room.exercises, len(room.learners)).savefig(chart, format="png", dpi=100)
+    contents = {
+        ROOM_CSV: spreadsheet_safe(room.exercises).to_csv(index=False).encode("utf-8"),
+        ROOM_PNG: chart.getvalue(),
+        LEARNERS_CSV: spreadsheet_safe(room.learners).to_csv(index=False).encode("utf-8"),
+    }
+    for name, data in contents.items():
+        write_whole(out_dir / name, data)
+    return [out_dir / name for name in contents]
 
 
 def room_text(room: Room) -> str:
     """The room table as a learner-free text table: per exercise, the shares as percentages."""
     table = room.exercises
     shown = pd.DataFrame({
-        "exercise": [f"{nb[:2]} {ex}" for nb, ex in zip(table["notebook"], table["exercise"], strict=True)],
+        "exercise": [printable(f"{nb[:2]} {ex}") for nb, ex in zip(table["notebook"], table["exercise"], strict=True)],
         **{o: [f"{100 * s:.0f} %" for s in table[f"share {o}"]] for o in OUTCOMES},
     })
     stuck = table.sort_values(["share wrong", "share not attempted"], ascending=False).head(1)
     lines = [f"{len(room.learners)} learners, {len(table)} exercises"]
     if len(stuck) and stuck["share wrong"].iloc[0] > 0:
         row = stuck.iloc[0]
-        lines.append(f"most often wrong: {row['notebook'][:2]} {row['exercise']} "
-                     f"({100 * row['share wrong']:.0f} % of the room)")
+        lines.append(printable(f"most often wrong: {row['notebook'][:2]} {row['exercise']} "
+                               f"({100 * row['share wrong']:.0f} % of the room)"))
     return "\n".join(lines + ["", shown.to_string(index=False)])

@@ -7,13 +7,17 @@ suite's notebook runs use a temporary one, so they never add to a learner's reco
 sends anything anywhere.
 
 Two kernels may grade at the same moment: each record is one ``write`` of one line to a file
-opened for appending, under an exclusive ``flock``, so no record is lost or interleaved; readers
-take a shared lock and skip, with one warning line, a line they cannot parse. Nothing here raises
-into a notebook: a file that cannot be written or read is one line on stderr.
+opened for appending, under an exclusive ``flock``, so no record is lost or interleaved; a record
+starts a new line when the file does not end with one (a full disk or a hand edit left a partial
+line) and counts as recorded only when it reads back. Readers take a shared lock and skip, with one
+warning line, a line they cannot parse. Nothing here raises into a notebook: a file that cannot be
+written or read is one line on stderr.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import sys
@@ -54,17 +58,16 @@ def _lock(fd: int, exclusive: bool) -> None:
 
 
 def append(record: dict[str, Any], path: Path | None = None) -> bool:
-    """Append ``record`` as one line; ``False`` (and one warning) when the file cannot be written."""
+    """Append ``record`` as one line and read it back; ``False`` (and one warning) when it cannot be
+    written or read back, so a caller never counts a record that a reader will not find."""
     path = progress_file() if path is None else path
     line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             _lock(fd, exclusive=True)
-            view = memoryview(line)
-            while view:
-                view = view[os.write(fd, view):]
+            _append_line(fd, line)
         finally:
             os.close(fd)  # closing releases the lock
     except OSError as error:
@@ -72,6 +75,37 @@ def append(record: dict[str, Any], path: Path | None = None) -> bool:
              f"set {SCRATCH_ENV_VAR} to a folder of your own")
         return False
     return True
+
+
+def _append_line(fd: int, line: bytes) -> None:
+    """Under the writers' lock: start a new line when the file does not end with one (a full disk or
+    a hand edit left a partial line, which would swallow this record), write, sync and compare the
+    bytes on disk; on any failure cut the file back to where it was, so it ends with a newline again."""
+    start = os.fstat(fd).st_size
+    if start and _read_at(fd, start - 1, 1) != b"\n":
+        line = b"\n" + line
+    try:
+        view = memoryview(line)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)  # a full disk may only say so here (delayed allocation, network file systems)
+        if _read_at(fd, start, len(line)) != line:
+            raise OSError(errno.EIO, "the record written does not read back")
+    except OSError:
+        if fcntl is not None:  # only under the lock: unlocked, the bytes after ``start`` may be another writer's
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, start)
+        raise
+
+
+def _read_at(fd: int, offset: int, size: int) -> bytes:
+    """Up to ``size`` bytes at ``offset`` (the file is opened for appending: writes still go to its end)."""
+    os.lseek(fd, offset, os.SEEK_SET)
+    chunks = []
+    while size > 0 and (chunk := os.read(fd, size)):
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
 
 
 def is_record(value: Any) -> bool:
