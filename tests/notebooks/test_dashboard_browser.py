@@ -10,8 +10,9 @@ import dask.array as da
 import pytest
 from support.clusters import course_client
 from support.dashboard import wait_for_task_stream
-from support.lab import first_notebook, jupyter_lab
+from support.lab import jupyter_lab
 
+from tools.site.layout import first_notebook
 from utils.base.paths import REPO_ROOT
 from utils.cluster import dashboard_address
 from utils.snapshot import browser_page, open_dashboard, unavailable

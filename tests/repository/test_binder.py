@@ -1,36 +1,54 @@
-"""Binder: the README's launch badge is built from the repository URL kept in one place
-(pyproject.toml, [project.urls] Repository), and the Binder image pins exactly the CPU
+"""Binder: the README's first line is built from the repository URL kept in one place
+(pyproject.toml, [project.urls] Repository): the launch badge once it names a real repository, how
+to get one while it is a placeholder (never a dead link); and the Binder image pins exactly the CPU
 environment the tests run."""
 
 from __future__ import annotations
 
 import re
-import tomllib
-from urllib.parse import urlsplit
 
+from tools.site.layout import first_notebook, readme_launch_line, repository_url
 from utils.base.paths import REPO_ROOT
 from utils.doctor import read_pins
 
-FIRST_NOTEBOOK = re.search(r"^FIRST_NOTEBOOK\s*:=\s*(\S+)", (REPO_ROOT / "Makefile").read_text(), re.M).group(1)
+FIRST_NOTEBOOK = first_notebook()
 
 
-def repository_url() -> str:
-    return tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["urls"]["Repository"]
-
-
-def expected_badge() -> str:
-    """The badge line for README.md, from the repository URL (GitHub: owner/name)."""
-    parts = urlsplit(repository_url())
-    owner, name = parts.path.strip("/").removesuffix(".git").split("/")
-    assert parts.scheme == "https" and parts.netloc == "github.com", "mybinder.org's gh/ provider needs a GitHub URL"
-    link = f"https://mybinder.org/v2/gh/{owner}/{name}/HEAD?urlpath=lab/tree/{FIRST_NOTEBOOK}"
-    return f"[![Launch on Binder](https://mybinder.org/badge_logo.svg)]({link})"
-
-
-def test_the_readme_badge_is_built_from_the_repository_url():
+def test_the_readme_launch_line_is_built_from_the_repository_url():
     top = (REPO_ROOT / "README.md").read_text().splitlines()[:5]
-    badge = expected_badge()
-    assert badge in top, f"README.md's first lines must hold the Binder badge for {repository_url()}:\n{badge}"
+    line = readme_launch_line(repository_url(), FIRST_NOTEBOOK)
+    assert line in top, f"README.md's first lines must hold (python -m tools.site badge prints it):\n{line}"
+
+
+def test_the_launch_line_is_the_badge_only_for_a_real_repository(monkeypatch):
+    monkeypatch.setenv("COURSE_REPOSITORY_URL", "https://github.com/YOUR-GITHUB-ORG/dask-multi-gpu-course")
+    assert "mybinder.org" not in readme_launch_line(repository_url(), FIRST_NOTEBOOK)
+    monkeypatch.setenv("COURSE_REPOSITORY_URL", "https://github.com/rapids-course/dask-multi-gpu-course.git")
+    assert readme_launch_line(repository_url(), FIRST_NOTEBOOK) == (
+        "[![Launch on Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/rapids-course/"
+        f"dask-multi-gpu-course/HEAD?urlpath=lab/tree/{FIRST_NOTEBOOK})")
+
+
+def test_an_absent_or_placeholder_repository_url_is_none(tmp_path, monkeypatch):
+    monkeypatch.delenv("COURSE_REPOSITORY_URL", raising=False)
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "course"\n')
+    assert repository_url(pyproject) is None
+    for url in ("https://github.com/YOUR-GITHUB-ORG/course", "https://example.com/course"):
+        pyproject.write_text(f'[project]\nname = "course"\n[project.urls]\nRepository = "{url}"\n')
+        assert repository_url(pyproject) is None, url
+    pyproject.write_text('[project]\nname = "course"\n[project.urls]\nRepository = "https://github.com/o/course/"\n')
+    assert repository_url(pyproject) == "https://github.com/o/course"
+
+
+# A placeholder written for someone to replace (pyproject.toml's YOUR-GITHUB-ORG), or a documentation
+# domain: the README links neither (a learner would meet a dead link on its first lines).
+PLACEHOLDER_URL = re.compile(r"[a-z+]+://[^\s)\]>\"']*(?:YOUR[-_][A-Z]|\bexample\.(?:com|org|net)\b)[^\s)\]>\"']*")
+
+
+def test_the_readme_links_no_placeholder_url():
+    found = PLACEHOLDER_URL.findall((REPO_ROOT / "README.md").read_text())
+    assert not found, f"README.md links placeholder URLs: {found}"
 
 
 def test_binder_pins_the_full_cpu_environment():

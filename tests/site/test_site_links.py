@@ -1,5 +1,6 @@
 """Repository links become site links: README sections are pages, files the site does not hold
-are on the repository's web page, and a link to nothing stops the build with its name."""
+are on the repository's web page (plain text while no repository is configured), and a link to
+nothing stops the build with its name."""
 
 from __future__ import annotations
 
@@ -45,6 +46,19 @@ def test_readme_anchors_go_to_the_section_pages(links):
 def test_files_the_site_does_not_hold_link_to_the_repository(links):
     assert links.target("LICENSE", "README.md", "index.md") == f"{REPO}/blob/HEAD/LICENSE"
     assert links.target("../tests", "docs/guide.md", "docs/guide.md") == f"{REPO}/tree/HEAD/tests"
+
+
+def test_without_a_repository_a_file_the_site_does_not_hold_is_plain_text(tmp_path):
+    (tmp_path / "LICENSE").write_text("license")
+    (tmp_path / "gpu_sim").mkdir()
+    (tmp_path / "gpu_sim" / "README.md").write_text("simulation")
+    links = LinkMap(tmp_path, None)
+    links.staged["docs/guide.md"] = "docs/guide.md"
+    text = ("See [LICENSE](LICENSE), [the [simulated] stack's `gpu_sim/`](gpu_sim/README.md#budget), "
+            "[![badge](https://img.shields.io/b.svg)](LICENSE) and [the guide](docs/guide.md).")
+    assert links.rewrite(text, "README.md", "index.md") == (
+        "See LICENSE, the [simulated] stack's `gpu_sim/`, ![badge](https://img.shields.io/b.svg) and "
+        "[the guide](docs/guide.md).")
 
 
 @pytest.mark.parametrize(("link", "message"), [

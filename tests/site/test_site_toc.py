@@ -56,4 +56,15 @@ def test_an_edit_of_the_index_is_what_the_site_shows(tmp_path):
 def test_the_landing_template_names_only_what_the_build_fills_in(tmp_path):
     shutil.copy(CONFIG_DIR / "landing.md", tmp_path / "landing.md")
     placeholders = set(re.findall(r"\$(\w+)", (tmp_path / "landing.md").read_text()))
-    assert placeholders == {"title", "intro", "outline", "for_whom", "commands"}
+    assert placeholders == {"title", "lead", "start", "intro", "outline", "launch", "for_whom", "commands"}
+
+
+def test_the_landing_page_starts_with_a_button_to_notebook_00_and_keeps_the_map_below_its_mention():
+    course = load_course(REPO_ROOT / INDEX)
+    text = landing_page(CONFIG_DIR / "landing.md", course, README, {})
+    first = course.notebooks[0]
+    start = text.index(f"```{{container}} course-start\n[Start here: {first.label}](notebooks/{first.file})\n```")
+    assert start < text.index("## Who it is for"), "the button sits near the top, before the sections"
+    assert "the map below" in README.section("For whom").body
+    assert text.index("## Who it is for") < text.index("## The course at a glance"), "the map is below its mention"
+    assert text.count(README.title) == 1, "the title once: the page's heading"

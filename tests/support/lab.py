@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
@@ -27,11 +26,6 @@ from utils.base.lifetime import die_with_parent
 from utils.base.paths import NOTEBOOKS_DIR, REPO_ROOT, WORKSPACE_DIR
 
 LAB_START_TIMEOUT_S = 60
-
-
-def first_notebook() -> str:
-    """The notebook `make lab` opens (the Makefile's FIRST_NOTEBOOK)."""
-    return re.search(r"^FIRST_NOTEBOOK\s*:=\s*(\S+)", (REPO_ROOT / "Makefile").read_text(), re.M).group(1)
 
 
 def free_port() -> int:

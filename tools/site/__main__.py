@@ -8,7 +8,7 @@ import sys
 
 from tools.site import __doc__ as DOC
 from tools.site.build import LINK_REPORT, SiteError, build
-from tools.site.layout import BUILD_DIR, BuildDirs
+from tools.site.layout import BUILD_DIR, BuildDirs, first_notebook, readme_launch_line, repository_url
 from tools.site.linkcheck import check_site, write_report
 from tools.site.serve import server
 from utils.base.paths import REPO_ROOT
@@ -57,7 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     serve_command = commands.add_parser("serve", help="serve the built site on 127.0.0.1")
     serve_command.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
     commands.add_parser("check", help="check the built site's internal links and anchors; list external links")
+    commands.add_parser("badge", help="print the README's launch line for [project.urls] Repository in "
+                                      "pyproject.toml: the Binder badge, or how to get one")
     args = parser.parse_args(argv)
+    if args.command == "badge":
+        print(readme_launch_line(repository_url(), first_notebook()))
+        return 0
     dirs = BuildDirs(BUILD_DIR)
     if args.command == "build":
         return _build(dirs, reuse=not args.fresh)

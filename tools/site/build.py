@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tools.course_index import INDEX, load_course
+from tools.site.committed import NotCommitted, ship
 from tools.site.execute import Execution, NotebookFailed, execute_all
 from tools.site.labels import BUILD_SCALE
 from tools.site.layout import BUILD_DIR, CONFIG_DIR, REPORTS_DIR, BuildDirs, repository_url
@@ -54,23 +55,28 @@ def render(dirs: BuildDirs) -> None:
 
 
 def build(dirs: BuildDirs | None = None, reuse: bool = True, log: Callable[[str], None] = print) -> BuildResult:
-    """The whole site into ``dirs.html`` (default ``build/site/``); ``reuse`` takes the executed copies
-    of unchanged notebooks that the test suite (or an earlier build) made as the site's label says."""
+    """The whole site into ``dirs.html`` (default ``build/site/``) from the notebooks as committed;
+    ``reuse`` takes the executed copies of those notebooks that the test suite (or an earlier build)
+    made as the site's label says."""
     dirs = dirs or BuildDirs(BUILD_DIR)
     course = load_course(REPO_ROOT / INDEX)
     repository = repository_url()
+    shipped = ship([nb.file for nb in course.notebooks], REPO_ROOT, dirs.shipped)
     seconds: dict[str, float] = {}
     started = time.perf_counter()
     log(f"the executed notebooks (COURSE_SCALE={BUILD_SCALE}, CPU backend): the test suite's copies of "
         "unchanged notebooks, the others executed now, one at a time")
     try:
-        executions = execute_all([(nb, REPO_ROOT / "notebooks" / nb.file) for nb in course.notebooks],
+        executions = execute_all([(nb, shipped[nb.file]) for nb in course.notebooks],
                                  dirs.executed, dirs.run, reuse=reuse, log=log)
     except NotebookFailed as error:
         raise SiteError(str(error)) from error
     seconds["execute"] = time.perf_counter() - started
     mark = time.perf_counter()
-    stage(dirs, course, executions, repository, resolve_scale(BUILD_SCALE).rows)
+    try:
+        stage(dirs, course, executions, repository, resolve_scale(BUILD_SCALE).rows)
+    except NotCommitted as error:
+        raise SiteError(str(error)) from error
     render(dirs)
     seconds["render"] = time.perf_counter() - mark
     report = check_site(dirs.html)

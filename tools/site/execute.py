@@ -3,8 +3,9 @@
 The test suite's CPU notebook pass (``tools.test_suite``) writes every notebook it executed under
 nbval into ``build/site/executed/`` (``tests/support/executed_copies.py``), stamped with the hash of
 the notebook it ran, the scale and whether a local cluster ran it. The site reuses such a copy when
-the notebook has not changed since and it ran as the site's label says (the tiny scale, a local
-cluster, the CPU backend): after ``make test``, ``make site`` executes nothing.
+it is of the notebook as committed (``tools/site/committed.py``: a learner's edits are never shown)
+and it ran as the site's label says (the tiny scale, a local cluster, the CPU backend): after
+``make test`` on a clean checkout, ``make site`` executes nothing.
 
 A notebook without such a copy runs here, top to bottom, one at a time: nbclient, the course's
 kernel, the tiny scale, and a temporary progress file so that no learner's progress is written.

@@ -13,6 +13,7 @@ import nbformat
 
 from tools.course_index import Notebook
 from tools.site.layout import binder_url
+from utils.base.paths import WORKSPACE_DIR
 from utils.notebook_grammar import TITLE
 
 BUILD_SCALE = "tiny"
@@ -47,14 +48,19 @@ def executed_cluster(nb: nbformat.NotebookNode) -> str | None:
     return match.group(1) if match else None
 
 
-def label(notebook: Notebook, nb: nbformat.NotebookNode, day: str, rows: int, repository: str) -> str:
-    """The MyST admonition shown under the notebook's title."""
+def label(notebook: Notebook, nb: nbformat.NotebookNode, day: str, rows: int, repository: str | None,
+          download: str) -> str:
+    """The MyST admonition shown under the notebook's title; ``download`` is the page-relative link to
+    the notebook as committed (the header's download button serves the same file). Without a
+    configured ``repository`` (``layout.repository_url``) it links neither Binder nor the repository."""
     backend = executed_backend(nb)
     if backend is not None and not backend.startswith(CPU_BACKEND_LINE):
         raise DishonestLabel(f"{notebook.file} ran on '{backend}', but the site says CPU (pandas)")
     cluster = executed_cluster(nb)
     where = f"on the cluster its setup cell reports ({cluster})" if cluster else "(this notebook starts no cluster)"
-    path = f"notebooks/{notebook.file}"
+    path = f"{WORKSPACE_DIR.name}/{notebook.file}"  # the learner's copy that `make lab` and Binder open
+    binder = f"[launch it on Binder]({binder_url(repository, path)}) · " if repository else ""
+    clone = f"[the repository]({repository})" if repository else "the repository"
     return "\n".join([
         f"```{{admonition}} Outputs from the CPU backend (pandas) at the {BUILD_SCALE} scale",
         f":class: note {LABEL_CLASS}",
@@ -65,9 +71,9 @@ def label(notebook: Notebook, nb: nbformat.NotebookNode, day: str, rows: int, re
         f"on the machine, and on NVIDIA GPUs (cudf backend, one worker per GPU) the outputs differ, "
         f"from the printed backend and cluster to partition counts, memory figures and timings.",
         "",
-        f"**Run it yourself**: [launch it on Binder]({binder_url(repository, path)}) · on your machine, "
-        f"`make lab` in a clone of [the repository]({repository}), then open `{path}` · "
-        f'<a href="{notebook.file}" download>download the notebook</a> (as the course ships it).',
+        f"**Run it yourself**: {binder}on your machine, "
+        f"`make lab` in a clone of {clone}, then open `{path}` · "
+        f'<a href="{download}" download>download the notebook</a> (as the course ships it).',
         "```",
     ])
 

@@ -1,5 +1,6 @@
-"""The landing page: the course's outline and times (from ``notebooks/index.yml``), who it is for
-and the two commands (quoted from the README), and the site's table of contents.
+"""The landing page: a "Start here" button to the first notebook, who it is for, the course's outline
+and times (from ``notebooks/index.yml``), the two commands (quoted from the README), and the site's
+table of contents. Who it is for comes before the outline: the README's text says "the map below".
 
 Its wording lives in ``site/landing.md`` (a ``string.Template``); what it quotes is read at build
 time, so it never says something the index or the README no longer says.
@@ -35,12 +36,24 @@ def outline(course: Course) -> str:
     ])
 
 
-def landing_page(template: Path, course: Course, readme: Readme, other_pages: dict[str, list[str]]) -> str:
+def start_here(course: Course) -> str:
+    """The link to the first notebook's page (a button: ``.course-start`` in ``site/_static/course.css``)."""
+    first = course.notebooks[0]
+    return f"[Start here: {first.label}]({notebook_page(first)}.ipynb)"
+
+
+def landing_page(template: Path, course: Course, readme: Readme, other_pages: dict[str, list[str]],
+                 binder: bool = True) -> str:
     """The landing page's MyST source, README-relative links still to be rewritten; ``other_pages``
-    maps a sidebar caption to its pages, placed after the notebooks."""
+    maps a sidebar caption to its pages, placed after the notebooks; ``binder``: the notebook pages
+    offer Binder (a repository is configured)."""
+    lead, _, intro = readme.intro.partition("\n\n")  # the button follows the intro's first paragraph
     text = Template(template.read_text()).substitute(
         title=readme.title,
-        intro=readme.intro,
+        lead=lead,
+        intro=intro,
+        start=start_here(course),
+        launch="Binder," if binder else "",
         outline=outline(course),
         for_whom=readme.section(FOR_WHOM).body.strip(),
         commands=first_code_block(readme.section(COMMANDS).body),

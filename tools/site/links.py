@@ -2,8 +2,9 @@
 
 The README, docs/ and the notebooks link to each other by repository path (``docs/exam-map.md``,
 ``../README.md#notebook-map``). On the site the README is split into one page per section, and
-files the site does not hold (``LICENSE``, ``tests/...``) are on the repository's web page. A link
-that points nowhere stops the build here, before Sphinx, with the file and the target named.
+files the site does not hold (``LICENSE``, ``tests/...``) are on the repository's web page, or plain
+text while no repository is configured. A link that points nowhere stops the build here, before
+Sphinx, with the file and the target named.
 """
 
 from __future__ import annotations
@@ -34,19 +35,33 @@ def github_slug(title: str) -> str:
     return re.sub(r"[^\w\u4e00-\u9fff\- ]", "", text.lower().replace(" ", "-"))
 
 
-def rewrite_targets(text: str, rewrite: Callable[[str], str]) -> str:
-    """``text`` with every markdown link target outside code passed through ``rewrite``."""
-    pieces, last = [], 0
-    for code in CODE.finditer(text):
-        pieces.append(_rewrite_prose(text[last:code.start()], rewrite))
-        pieces.append(code.group(0))
-        last = code.end()
-    pieces.append(_rewrite_prose(text[last:], rewrite))
-    return "".join(pieces)
+def rewrite_targets(text: str, rewrite: Callable[[str], str | None]) -> str:
+    """``text`` with every markdown link target outside code passed through ``rewrite``; where it
+    returns None the link becomes its text (its ``[`` and ``](target)`` are dropped)."""
+    code = [(m.start(), m.end()) for m in CODE.finditer(text)]
+    edits: list[tuple[int, int, str]] = []  # (start, end, replacement) in the original text
+    for match in LINK_TARGET.finditer(text):
+        if any(start <= match.start() < end for start, end in code):
+            continue
+        target = rewrite(match.group(2).strip("<>"))
+        if target is not None:
+            edits.append((match.start(2), match.end(2), target))
+        else:
+            opening = _link_text_start(text, match.start())
+            edits += [(opening, opening + 1, ""), (match.start(), match.end(), "")]
+    for start, end, replacement in sorted(edits, reverse=True):  # from the end: earlier offsets hold
+        text = text[:start] + replacement + text[end:]
+    return text
 
 
-def _rewrite_prose(text: str, rewrite: Callable[[str], str]) -> str:
-    return LINK_TARGET.sub(lambda m: m.group(1) + rewrite(m.group(2).strip("<>")) + m.group(3), text)
+def _link_text_start(text: str, close: int) -> int:
+    """Where the ``[`` that the ``]`` at ``close`` closes is (link texts may hold brackets)."""
+    depth = 0
+    for position in range(close, -1, -1):
+        depth += {"]": 1, "[": -1}.get(text[position], 0)
+        if depth == 0:
+            return position
+    raise BrokenLink(f"a link target without its text: {text[close:close + 60]!r}")
 
 
 @dataclass
@@ -55,13 +70,14 @@ class LinkMap:
     README section (by its anchor) went."""
 
     root: Path
-    repository: str
+    repository: str | None  # None: links to files the site does not hold become their text
     staged: dict[str, str] = field(default_factory=dict)
     readme_anchors: dict[str, str] = field(default_factory=dict)
     readme_page: str = "index.md"
 
-    def target(self, link: str, source: str, staged_as: str) -> str:
-        """Where ``link``, written in repository file ``source``, points from site page ``staged_as``."""
+    def target(self, link: str, source: str, staged_as: str) -> str | None:
+        """Where ``link``, written in repository file ``source``, points from site page ``staged_as``
+        (None: nowhere, the link becomes its text)."""
         if SCHEME.match(link):
             return link
         path, _, anchor = link.partition("#")
@@ -75,6 +91,8 @@ class LinkMap:
         elif not path:
             return link
         elif (self.root / repo_path).exists():
+            if self.repository is None:
+                return None
             url = file_url(self.repository, repo_path, directory=(self.root / repo_path).is_dir())
             return url + (f"#{anchor}" if anchor else "")
         else:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tools.site.layout import BINDER_HINT
 from tools.site.links import CODE, github_slug
 
 HEADING = re.compile(r"^(#{1,6}) (.+?)[ \t]*$", re.M)
@@ -61,7 +62,8 @@ def headings(text: str) -> list[tuple[int, str]]:
 
 
 def split_readme(text: str) -> Readme:
-    """Title, intro (without the badge line and HTML comments) and ``##`` sections of the README."""
+    """Title, intro (without the Binder line and HTML comments: the site has its own launch buttons)
+    and ``##`` sections of the README."""
     cuts = [m for m in HEADING.finditer(text) if len(m.group(1)) <= 2 and not _in_code(text, m.start())]
     if not cuts or len(cuts[0].group(1)) != 1:
         raise ValueError("README.md must start with a '# Title' line")
@@ -69,7 +71,7 @@ def split_readme(text: str) -> Readme:
     ends = [m.start() for m in cuts[1:]] + [len(text)]
     intro = text[cuts[0].end():ends[0]]
     intro = "\n".join(line for line in re.sub(r"<!--.*?-->", "", intro, flags=re.S).splitlines()
-                      if not line.startswith("[![")).strip()
+                      if not line.startswith("[![") and line != BINDER_HINT).strip()
     sections = tuple(Section(m.group(2), text[m.end():end].strip("\n"))
                      for m, end in zip(cuts[1:], ends[1:], strict=True))
     return Readme(title, intro, sections)

@@ -2,8 +2,8 @@
 
 ``notebooks/NN_topic.ipynb`` (the executed copies, labelled), ``docs/`` (with its charts),
 ``CONTRIBUTING.md``, ``data/README.md``, the README as ``readme/<section>.md`` and the landing
-page ``index.md``. Beside it, ``extra/`` holds the notebooks as the course ships them (the pages'
-download links).
+page ``index.md``. Beside it, ``extra/notebooks/`` holds the notebooks as committed (the pages'
+download links; written by the build before it executes them, ``tools/site/committed.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 import nbformat
 
 from tools.course_index import Course
+from tools.site.committed import refuse_other_sources
 from tools.site.execute import Execution
 from tools.site.labels import label, with_label
 from tools.site.landing import landing_page
@@ -37,7 +38,7 @@ class Staged:
     sections: dict[str, list[str]]
 
 
-def plan(course: Course, readme: Readme, repository: str, root: Path = REPO_ROOT) -> Staged:
+def plan(course: Course, readme: Readme, repository: str | None, root: Path = REPO_ROOT) -> Staged:
     """Which repository file becomes which site page, and the sidebar's sections."""
     links = LinkMap(root, repository)
     for section in readme.sections:
@@ -54,21 +55,23 @@ def plan(course: Course, readme: Readme, repository: str, root: Path = REPO_ROOT
     return Staged(links, sections)
 
 
-def stage(dirs: BuildDirs, course: Course, executions: list[Execution], repository: str, rows: int,
+def stage(dirs: BuildDirs, course: Course, executions: list[Execution], repository: str | None, rows: int,
           root: Path = REPO_ROOT) -> Staged:
-    """Write the source tree and the downloads from the executed copies and the repository's pages."""
+    """Write the source tree from the executed copies and the repository's pages; every executed copy
+    must be of the committed notebook in ``dirs.shipped`` (``committed.NotCommitted`` otherwise)."""
+    refuse_other_sources(executions, {execution.notebook.file: dirs.shipped / execution.notebook.file
+                                      for execution in executions})
     readme = split_readme((root / README).read_text())
     staged = plan(course, readme, repository, root)
     links = staged.links
-    for folder in (dirs.source, dirs.extra):
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
+    shutil.rmtree(dirs.source, ignore_errors=True)
+    dirs.source.mkdir(parents=True)
 
     def write(page: str, text: str) -> None:
         (dirs.source / page).parent.mkdir(parents=True, exist_ok=True)
         (dirs.source / page).write_text(text)
 
-    landing = landing_page(CONFIG_DIR / "landing.md", course, readme, staged.sections)
+    landing = landing_page(CONFIG_DIR / "landing.md", course, readme, staged.sections, binder=repository is not None)
     write("index.md", links.rewrite(landing, README, "index.md"))
     for section in readme.sections:
         write(section.page, links.rewrite(section.as_page(), README, section.page))
@@ -84,9 +87,8 @@ def stage(dirs: BuildDirs, course: Course, executions: list[Execution], reposito
         for cell in nb.cells:
             if cell.cell_type == "markdown":
                 cell.source = links.rewrite(cell.source, page, page)
-        nb = with_label(nb, label(execution.notebook, nb, execution.day, rows, repository))
+        # The download beside the page (extra/notebooks/): the file the header's download button serves too.
+        nb = with_label(nb, label(execution.notebook, nb, execution.day, rows, repository, execution.notebook.file))
         (dirs.source / page).parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, dirs.source / page)
-        (dirs.extra / "notebooks").mkdir(parents=True, exist_ok=True)
-        shutil.copy2(root / page, dirs.extra / page)
     return staged
