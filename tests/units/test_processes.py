@@ -161,18 +161,20 @@ def test_kill_worker_rejects_a_worker_that_does_not_exist():
             cluster.kill_worker(3)
 
 
-def test_the_readme_terminal_recipe_waits_for_the_scheduler_file():
-    """The recipe reads the address from the scheduler file: a stale file from an earlier run must go
-    first, and the export must wait until the new scheduler has written it."""
+def test_the_terminal_recipe_uses_a_private_scheduler_file_and_waits_for_it():
+    """CONTRIBUTING's recipe reads the address from the scheduler file: the file lives in a new
+    private folder (no stale or planted file from someone else), and the export waits until the new
+    scheduler has written it."""
     import re
 
-    readme = (REPO_ROOT / "README.md").read_text()
-    block = re.search(r"external cluster from a terminal\*\*:\s*```bash\n(.*?)```", readme, re.S).group(1)
+    text = (REPO_ROOT / "CONTRIBUTING.md").read_text()
+    block = re.search(r"### An external cluster from a terminal.*?```bash\n(.*?)```", text, re.S).group(1)
     lines = [line.strip() for line in block.splitlines()]
     at = {name: next(i for i, line in enumerate(lines) if pattern in line) for name, pattern in
-          [("remove", "rm -f /tmp/course-scheduler.json"), ("scheduler", "dask scheduler"),
-           ("wait", "until [ -s /tmp/course-scheduler.json ]"), ("export", "export DASK_SCHEDULER_ADDRESS")]}
-    assert at["remove"] < at["scheduler"] < at["wait"] < at["export"], lines
+          [("folder", "run=$(mktemp -d)"), ("scheduler", "dask scheduler"),
+           ("wait", 'until [ -s "$run/scheduler.json" ]'), ("export", "export DASK_SCHEDULER_ADDRESS")]}
+    assert at["folder"] < at["scheduler"] < at["wait"] < at["export"], lines
+    assert "/tmp/" not in block, "a fixed path in /tmp can be planted by another user of the machine"
 
 
 def test_cluster_folders_of_dead_kernels_are_removed_and_the_doctor_says_so(tmp_path, monkeypatch):
