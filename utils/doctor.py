@@ -43,6 +43,7 @@ REQUIREMENTS = REPO_ROOT / "requirements.txt"
 CONSTRAINTS = REPO_ROOT / "constraints.txt"
 INSTALL_FIX = "pip install -r requirements.txt -c constraints.txt in the course checkout (or rerun make venv)"
 TROUBLESHOOTING = "see README.md, Troubleshooting"
+HOSTED_GPU_PAGE = "docs/hosted-gpu.md"  # running the GPU path on Colab, Kaggle, Brev, Coiled or a cluster
 DASHBOARD_TIMEOUT_S = 10
 _SHOWN = 4  # mismatches named in one line before "and N more"
 
@@ -198,7 +199,8 @@ def check_gpus() -> Check:
     """GPUs this process may use, with the driver and CUDA version where NVML answers."""
     usable = gpu_count()
     if usable == 0:
-        return Check("GPUs", OK, "none usable: the course runs on the CPU (pandas) backend")
+        return Check("GPUs", OK, f"none usable: the course runs on the CPU (pandas) backend; for its GPU path on a "
+                     f"hosted GPU, see {HOSTED_GPU_PAGE}")
     nvml = nvml_gpus()
     names = sorted({device["name"] for device in nvml.get("devices", [])})
     driver = f"driver {nvml['driver']}, CUDA {nvml['cuda_driver']}" if "driver" in nvml else nvml.get("error", "")

@@ -159,6 +159,14 @@ def test_gpu_backend_without_a_gpu_fails(monkeypatch):
     assert doctor.check_gpus().status == doctor.OK  # no GPU is fine: the CPU path is the course too
 
 
+def test_without_a_gpu_the_gpus_line_points_to_the_hosted_gpu_page(monkeypatch):
+    monkeypatch.setattr(doctor, "gpu_count", lambda: 0)
+    check = doctor.check_gpus()
+    assert check.status == doctor.OK and doctor.HOSTED_GPU_PAGE in check.detail
+    page = REPO_ROOT / doctor.HOSTED_GPU_PAGE
+    assert page.is_file() and "Not executed by the course's tests" in page.read_text()
+
+
 def _gpu_machine(monkeypatch, gpus: int, missing: list[str]) -> None:
     """Play a machine with ``gpus`` NVIDIA GPUs on which the GPU packages ``missing`` cannot be imported."""
     monkeypatch.setattr(doctor, "gpu_count", lambda: gpus)
