@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import argparse
 import platform
 import shutil
 import sys
@@ -61,7 +62,18 @@ def align_python_version(notebooks: list[Path], version: str | None = None) -> l
     return changed
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(prog="python -m tools.lab_setup", description=__doc__.splitlines()[0]).parse_args(argv)
+    try:
+        return _prepare()
+    except OSError as error:  # a read-only clone, a full disk: say what and where, in one line
+        where = f" ({error.filename})" if error.filename else ""
+        print(f"error: cannot prepare JupyterLab: {error.strerror or error}{where}; "
+              "the course folder and the environment must be writable", file=sys.stderr)
+        return 2
+
+
+def _prepare() -> int:
     target = install_overrides()
     for change in sync():
         if change.action != "unchanged":

@@ -27,6 +27,7 @@ outside collapsed ``<details>`` blocks; reference detail goes into
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import re
 import sys
@@ -386,6 +387,12 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.paths:
         if not path.is_file():
             print(f"error: {path} is not a file", file=sys.stderr)
+            return 2
+        try:
+            json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            print(f"error: {path} is not a notebook (not JSON: {error}); restore it with git checkout -- {path}",
+                  file=sys.stderr)
             return 2
         if args.execute:
             execute_notebook(path)

@@ -23,12 +23,23 @@ def _build(dirs: BuildDirs, reuse: bool) -> int:
     return 0
 
 
+def _port(text: str) -> int:
+    """A TCP port for argparse: a bad one is refused in one line (exit 2), not a traceback from bind()."""
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port: give a number from 1 to 65535")
+    return int(text)
+
+
 def _serve(dirs: BuildDirs, port: int) -> int:
     try:
         httpd = server(dirs.html, port, quiet=False)
     except FileNotFoundError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    except OSError as error:  # the port is taken, or not ours to use
+        print(f"error: cannot serve on 127.0.0.1:{port} ({error.strerror or error}): choose another --port",
+              file=sys.stderr)
+        return 2
     print(f"serving {dirs.html.relative_to(REPO_ROOT)} on http://127.0.0.1:{httpd.server_address[1]}/ (Ctrl-C stops)")
     with contextlib.suppress(KeyboardInterrupt), httpd:
         httpd.serve_forever()
@@ -55,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
                                help="execute every notebook again, even one with a reusable copy (the test "
                                     "suite's CPU pass, or an earlier build, of the same notebook)")
     serve_command = commands.add_parser("serve", help="serve the built site on 127.0.0.1")
-    serve_command.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    serve_command.add_argument("--port", type=_port, default=8000, help="port on 127.0.0.1 (default 8000)")
     commands.add_parser("check", help="check the built site's internal links and anchors; list external links")
     commands.add_parser("badge", help="print the README's launch line for [project.urls] Repository in "
                                       "pyproject.toml: the Binder badge, or how to get one")
