@@ -30,13 +30,25 @@ def pip_pins(path: Path) -> dict[str, str]:
 
 
 def conda_pins(path: Path) -> dict[str, str]:
+    """Conda specs by package name; a channel prefix (``conda-forge::xgboost``) is dropped here, see
+    :func:`conda_channels`."""
     pins = {}
     for item in yaml.safe_load(path.read_text())["dependencies"]:
         if isinstance(item, str):
-            match = PIN.match(item)
+            match = PIN.match(item.split("::", 1)[-1])
             if match:
                 pins[_normalise(match.group(1))] = match.group(4)
     return pins
+
+
+def conda_channels(path: Path) -> dict[str, str]:
+    """The packages environment.yml takes from a named channel (``channel::name``)."""
+    named = {}
+    for item in yaml.safe_load(path.read_text())["dependencies"]:
+        if isinstance(item, str) and "::" in item:
+            channel, spec = item.split("::", 1)
+            named[_normalise(PIN.match(spec).group(1))] = channel
+    return named
 
 
 ENVIRONMENTS = {
@@ -126,3 +138,44 @@ def test_binder_sets_the_proxied_dashboard_link_and_small_scale():
     assert "COURSE_SCALE" in start and "binder" in start
     assert 'exec "$@"' in start
     assert "jupyter-server-proxy" in (REPO_ROOT / "binder" / "requirements.txt").read_text()
+
+
+# pip's CUDA-specific distribution names and the conda package each one is.
+PIP_TO_CONDA = ((r"-cu1[0-9]$", ""), (r"^cupy-cuda1[0-9]x$", "cupy"))
+
+
+def _conda_name(pip_name: str) -> str:
+    for pattern, replacement in PIP_TO_CONDA:
+        pip_name = re.sub(pattern, replacement, pip_name)
+    return pip_name
+
+
+def _release(spec: str) -> str:
+    """A conda ``=26.10`` and a pip ``==26.10.*`` name the same release series."""
+    return spec.removesuffix(".*")
+
+
+def test_conda_and_pip_gpu_environments_name_the_same_versions():
+    """Every package both GPU routes pin (RAPIDS, UCXX, CuPy, xgboost, the shared libraries) at one version."""
+    pip = {**ENVIRONMENTS["requirements.txt"], **pip_pins(REPO_ROOT / "requirements-gpu.txt")}
+    pip = {_conda_name(name): version for name, version in pip.items()}
+    conda = ENVIRONMENTS["environment.yml"]
+    both = sorted(set(pip) & set(conda))
+    assert {"cudf", "dask-cudf", "dask-cuda", "cuml", "cudf-polars", "distributed-ucxx", "cupy", "xgboost"} <= set(both)
+    differ = {name: (conda[name], pip[name]) for name in both if _release(conda[name]) != _release(pip[name])}
+    assert not differ, f"environment.yml and the pip files pin different versions (conda, pip): {differ}"
+
+
+def test_conda_takes_xgboost_from_conda_forge_by_name():
+    """RAPIDS stopped publishing xgboost in 26.10 and moved its old builds to a separate label: with rapidsai first and
+    strict priority a bare ``xgboost`` can resolve to the wrong build or to none."""
+    assert conda_channels(REPO_ROOT / "environment.yml").get("xgboost") == "conda-forge"
+    text = (REPO_ROOT / "environment.yml").read_text()
+    assert not re.search(r"^\s*-\s*xgboost\b", text, re.M), "xgboost without its channel"
+
+
+def test_conda_pins_read_a_channel_prefix(tmp_path):
+    env = tmp_path / "environment.yml"
+    env.write_text("dependencies:\n  - conda-forge::xgboost==9.9.9\n  - cudf=26.10\n")
+    assert conda_pins(env) == {"xgboost": "9.9.9", "cudf": "26.10"}
+    assert conda_channels(env) == {"xgboost": "conda-forge"}

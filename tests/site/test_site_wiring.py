@@ -38,7 +38,7 @@ def test_ci_builds_and_tests_the_site_after_the_tests():
     steps = [line.strip() for line in (REPO_ROOT / ".ci" / "run").read_text().splitlines()
              if line.strip().startswith("make ")]
     steps = [step.split(" 2>&1")[0] for step in steps]
-    assert steps == ["make test", "make site", "make test-site"]
+    assert steps == ["make venv", "make test", "make site", "make test-site"]
     # CI fails when make site executes a notebook itself: it must render the test suite's copies.
     ci = (REPO_ROOT / ".ci" / "run").read_text()
     assert 'grep -q ": executed in" build/site-build.log' in ci

@@ -6,6 +6,10 @@
   of the offline run;
 - ``python -m tools.gpu.preflight``: before any GPU work on a machine without network access, every
   module imports at the versions ``device/packages.txt`` names;
+- ``python -m tools.gpu.resolve`` (``make gpu-resolve``, run by CI): the pip GPU environments, CUDA 12
+  and 13, resolve against the package index on wheel metadata only;
+- ``python -m tools.gpu.rapids_release``: a new RAPIDS release's pins and what to re-check
+  (``docs/upgrading.md``);
 - ``device/``: the shell scripts that fetch the wheels, run the offline check on a GPU machine and
   rehearse it here (``docs/gpu-validation.md``).
 
