@@ -25,7 +25,7 @@ FIRST_NOTEBOOK := workspace/00_environment_check.ipynb
 # (`utils/` is the package), so it is filtered out by its message.
 STEP := PYTHONWARNINGS="ignore:Editable installation" tools/install_step.sh
 
-.PHONY: lab workspace test test-quick test-gpu-sim test-external doctor data venv lint format-notebooks course-index constraints benchmark benchmark-full gpu-check clean-data progress site site-serve test-site
+.PHONY: lab workspace test test-quick test-gpu-sim test-external doctor data venv lint format-notebooks course-index constraints benchmark benchmark-full gpu-check gpu-resolve clean-data progress site site-serve test-site
 
 lab: $(STAMP) data  ## set up, generate the default data, copy the notebooks into workspace/ (yours to edit), start JupyterLab there
 	$(BIN)/python -m tools.lab_setup
@@ -115,10 +115,12 @@ $(SITE_STAMP): $(STAMP) requirements-site.txt
 gpu-check: $(STAMP)  ## run the GPU tests (tests/gpu) and write reports/gpu-check.{md,json}
 	$(BIN)/python -m tools.gpu.check
 
+gpu-resolve: $(STAMP)  ## resolve the pip GPU environments (CUDA 12 and 13) against the package index, wheel metadata only (CI runs it)
+	$(BIN)/python -m tools.gpu.resolve cu12 cu13
+
 constraints:
 	@test -z "$(strip $(CONDA_ENV))" || { echo "error: constraints.txt pins the CPU .venv; run make constraints outside the conda environment (conda deactivate)" >&2; exit 2; }
 	$(BIN)/python -m pip freeze --exclude-editable | sed '1i # Full pin set of the CPU environment (pip freeze of requirements.txt on Python 3.11, Linux x86_64).\n# Regenerate with: make constraints' > constraints.txt
 
-clean-data:  ## delete generated datasets, temporaries and notebook scratch copies in $$COURSE_DATA_DIR (default data/); keeps your exercise progress
-	cd "$${COURSE_DATA_DIR:-data}" 2>/dev/null || exit 0; rm -rf transactions-* .transactions-* parquet-copy-*; \
-	  if [ -d scratch ]; then find scratch -mindepth 1 -maxdepth 1 ! -name 'progress.jsonl' ! -name 'progress.id' -exec rm -rf {} +; rmdir scratch 2>/dev/null || true; fi
+clean-data:  ## delete the course's datasets, generator temporaries and notebook scratch copies in $$COURSE_DATA_DIR (default data/), each listed first; keeps your exercise progress and every file the course did not make
+	$(PYTHON) -m utils.datagen.clean

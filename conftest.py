@@ -14,8 +14,9 @@ os.environ.setdefault("COURSE_SCALE", "tiny")
 os.environ.setdefault("DASK_DISTRIBUTED__LOGGING__DISTRIBUTED", "error")
 os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")  # a debugger warning in kernels
 _progress_dir: str | None = None
-# nbval, extended: exercises graded inside the notebook's run, executed copies for the site (both opt-in).
-pytest_plugins = ["tests.support.exercise_grading", "tests.support.executed_copies"]
+# nbval, extended: exercises graded inside the notebook's run, executed copies for the site (both opt-in);
+# and the semaphores of killed kernels removed at the end of every run.
+pytest_plugins = ["tests.support.exercise_grading", "tests.support.executed_copies", "tests.support.semaphores"]
 
 # The simulated RAPIDS stack (gpu_sim/) is collected only inside the simulation: GPU_SIM=1 and gpu_sim
 # first on PYTHONPATH (tests/gpu_wing/test_gpu_sim.py, gpu_sim/notebook_pass.py). The default run's

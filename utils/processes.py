@@ -414,6 +414,27 @@ class ExternalCluster:
                 f"{'GPU ' if self.gpu else ''}workers x {self.threads_per_worker} threads, {self.protocol}>")
 
 
+def listening_addresses(pid: int | None = None) -> dict[tuple[str, int], int]:
+    """Every TCP address that process ``pid`` (default: this one) and all its descendants listen on,
+    with the pid that listens there: what a test reads to prove that nothing the course starts
+    faces the network (a scheduler or worker web server defaults to every interface)."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        tree = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return {}
+    found = {}
+    for process in tree:
+        try:
+            sockets = process.net_connections(kind="inet")
+        except psutil.Error:  # it ended meanwhile
+            continue
+        found |= {(c.laddr.ip, c.laddr.port): process.pid for c in sockets if c.status == psutil.CONN_LISTEN}
+    return found
+
+
 def _children(pid: int) -> list[Any]:
     import psutil
 

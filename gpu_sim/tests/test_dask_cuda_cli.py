@@ -1,6 +1,7 @@
 """``dask cuda worker`` of the simulated dask-cuda (a port of dask-cuda 26.10's ``cli.py`` + ``cuda_worker.py``),
 run end to end through the real ``dask`` command, which finds it through the ``dask_cli`` entry point of
-``dask_cuda-26.10.0+sim.dist-info``: a ``dask scheduler`` and a ``dask cuda worker`` on 127.0.0.1 with two
+``dask_cuda-26.10.0+sim.dist-info``: a ``dask scheduler`` and a ``dask cuda worker`` on 127.0.0.1 (their web servers
+too: ``--no-dashboard`` alone leaves one on every interface) with two
 simulated GPUs, both killed (with their process groups) when the module ends. Nothing here touches a GPU."""
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ def cli_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Clie
 
     try:
         scheduler = launch("scheduler", [*_dask(), "scheduler", "--host", "127.0.0.1", "--port", str(_free_port()),
-                                         "--no-dashboard", "--scheduler-file", str(scheduler_file)])
+                                         "--no-dashboard", "--dashboard-address", "127.0.0.1:0",
+                                         "--scheduler-file", str(scheduler_file)])
         deadline = time.monotonic() + 60
         while not scheduler_file.exists() or not scheduler_file.read_text().strip():
             assert scheduler.poll() is None, (tmp / "scheduler.log").read_text()
@@ -85,7 +87,8 @@ def cli_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Clie
         launch("worker", [
             *_dask(), "cuda", "worker", address, "--host", "127.0.0.1", "--nthreads", "2", "--memory-limit", "1GiB",
             "--device-memory-limit", "0.25", "--rmm-pool-size", "1GiB", "--name", "gpu",
-            "--local-directory", str(tmp / "work"), "--no-dashboard", "--death-timeout", "60", "--protocol", "tcp",
+            "--local-directory", str(tmp / "work"), "--no-dashboard", "--dashboard-address", "127.0.0.1:0",
+            "--death-timeout", "60", "--protocol", "tcp",
             *(["--enable-cudf-spill"] if HAS_CUDF else []),
         ])
         with Client(address, timeout=30, set_as_default=False) as client:
@@ -136,6 +139,18 @@ def test_each_worker_computes_on_its_own_gpu(cli_cluster):
     gpus = _by_name(client, this_gpu)
     assert {name: gpu["uuid"][-1] for name, gpu in gpus.items()} == {"gpu-0": "0", "gpu-1": "1"}
     assert {gpu["name"] for gpu in gpus.values()} == {"Simulated GPU"}
+
+
+def test_the_scheduler_and_the_workers_listen_on_this_machine_only(cli_cluster):
+    """``--no-dashboard`` keeps a web server (``/health``, ``/metrics``) on every interface, the scheduler's
+    on 8787; ``--dashboard-address 127.0.0.1:0`` is what keeps it on this machine."""
+    from utils.processes import listening_addresses
+
+    client, _ = cli_cluster
+    client.wait_for_workers(2, timeout=60)
+    listeners = listening_addresses()  # this test process and every process it started
+    assert len(listeners) >= 4, listeners  # the scheduler, a nanny per worker and the workers themselves
+    assert {ip for ip, _ in listeners} <= {"127.0.0.1", "::1"}, sorted(listeners)
 
 
 def test_worker_options_have_the_real_names_and_defaults():

@@ -404,25 +404,6 @@ def test_scratch_dir_is_one_well_known_place(tiny_dataset, monkeypatch):
     assert tiny_dataset.scratch_dir == scratch
 
 
-def test_make_clean_data_removes_datasets_temporaries_and_scratch(tmp_path):
-    if shutil.which("make") is None:
-        pytest.skip("make is not installed")
-    for name in ("transactions-tiny/csv", ".transactions-tiny.tmp-1-ab/csv", "scratch/parquet-copy",
-                 "parquet-copy-1234/x", "keep-me"):
-        (tmp_path / name).mkdir(parents=True)
-    (tmp_path / "README.md").write_text("kept")
-    done = subprocess.run(["make", "-s", "clean-data"], cwd=REPO_ROOT, capture_output=True, text=True,
-                          env={**os.environ, "COURSE_DATA_DIR": str(tmp_path)}, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md", "keep-me"]
-    (tmp_path / "scratch" / "copy").mkdir(parents=True)
-    (tmp_path / "scratch" / "progress.jsonl").write_text("{}\n")  # the learner's exercise progress stays
-    done = subprocess.run(["make", "-s", "clean-data"], cwd=REPO_ROOT, capture_output=True, text=True,
-                          env={**os.environ, "COURSE_DATA_DIR": str(tmp_path)}, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in (tmp_path / "scratch").iterdir()) == ["progress.jsonl"]
-
-
 def test_generated_data_and_scratch_are_git_ignored():
     if shutil.which("git") is None or not (REPO_ROOT / ".git").exists():
         pytest.skip("not a git checkout")

@@ -13,4 +13,5 @@ processes load only what generating needs. Readers of a dataset go through the c
 - ``writers``, ``arrow_columns``: CSV and Parquet files, hashed as they are written
 - ``manifest``: a dataset's folder, what a complete one holds, how to rebuild it
 - ``sizes``: disk and memory a dataset needs
+- ``clean``: ``make clean-data``: delete only what the course made (datasets, temporaries, scratch copies)
 """
