@@ -41,12 +41,13 @@ WRONG_ANSWERS: dict[str, dict[str, tuple[str, str]]] = {
     },
     "03_groupby_sum": {
         "check_grouped(by_store)":
-            ('by_store = utils.to_pandas(df.groupby("store_id")["sales_amount"].mean().compute())', "values off"),
+            ('by_store = utils.to_pandas(persisted.groupby("store_id")["sales_amount"].mean().compute())',
+             "values off"),
         "check_grouped(by_store_category)":
-            ('by_store_category = utils.to_pandas(df.groupby("store_id")["sales_amount"].sum().compute())',
+            ('by_store_category = utils.to_pandas(persisted.groupby("store_id")["sales_amount"].sum().compute())',
              "index has 1 level"),
         "check_top_customers(top10)":
-            ('top10 = utils.to_pandas(df.groupby("customer_id")["sales_amount"].sum().nsmallest(10).compute())',
+            ('top10 = utils.to_pandas(persisted.groupby("customer_id")["sales_amount"].sum().nsmallest(10).compute())',
              "do not belong in the top 10"),
         "check_split_out_choice(chosen_split_out)": ("chosen_split_out = 4", "the extra partitions buy nothing"),
     },
