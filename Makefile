@@ -34,7 +34,7 @@ lab: $(STAMP) data  ## set up, generate the default data, copy the notebooks int
 workspace: $(STAMP)  ## after a git pull: bring new course versions into workspace/, keeping your answers (make lab does it too)
 	$(BIN)/python -m tools.workspace
 
-test: $(STAMP)  ## the whole test suite, its passes side by side (python -m tools.test_suite): unit, repository and browser tests; every notebook once on the CPU under nbval with every exercise graded; once against an external cluster; once each in GPU mode on 1 and 2 simulated GPUs and on one shared by 2 workers
+test: $(STAMP)  ## the whole test suite, its passes side by side (python -m tools.test_suite): unit, repository and site tests; the browser tests; the GPU wing's tests; every notebook once on the CPU under nbval with every exercise graded; once against an external cluster; once each in GPU mode on 1 and 2 simulated GPUs and on one shared by 2 workers
 	$(BIN)/python -m tools.test_suite
 
 test-quick: $(STAMP)  ## for development: unit tests and every notebook once on the CPU with its exercises graded, one pass (no external or GPU-mode pass)

@@ -1,13 +1,16 @@
 """Sphinx configuration of the course site. Built by ``python -m tools.site build`` (``make site``),
 which gathers the executed notebooks first: MyST-NB only renders the executed copies here."""
 
-from typing import Any
+from __future__ import annotations
 
-from sphinx.application import Sphinx
+from typing import TYPE_CHECKING, Any
 
 from tools.site.layout import repository_url
 from tools.site.readme import split_readme
 from utils.base.paths import REPO_ROOT
+
+if TYPE_CHECKING:  # the tests load this file where only the site build's environment has Sphinx
+    from sphinx.application import Sphinx
 
 REPOSITORY = repository_url()  # None while pyproject.toml holds the placeholder: no repository or Binder links
 

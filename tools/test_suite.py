@@ -7,7 +7,10 @@
 Each notebook is executed once per mode: the CPU pass (nbval's checked outputs, every exercise
 graded empty, wrong and solved in the same run, the executed copies the site renders), the
 external-cluster pass, and the GPU-mode passes on the simulated RAPIDS stack (1 and 2 GPUs, two
-workers sharing one). The unit, repository and browser tests are one more pass. The passes share
+workers sharing one). The unit, repository and site tests are one more pass; the browser tests
+(JupyterLab's Run All) and the GPU wing's tests (the simulated stack's own suite, the GPU
+environments resolved against the package index) two more, so that no serial chain is the
+longest alone. The passes share
 nothing but the tiny dataset, which is generated first: each has its own scratch folder
 (``COURSE_SCRATCH_DIR``), progress file and clusters on free ports, and no cell's check depends on
 an idle machine. Each pass writes its whole output to ``build/test-logs/<pass>.log``; this prints a
@@ -36,6 +39,10 @@ SCALE = "tiny"
 LOG_DIR = REPO_ROOT / "build" / "test-logs"
 EXECUTED_DIR = REPO_ROOT / "build" / "site" / "executed"  # tools.site.layout.BuildDirs(BUILD_DIR).executed
 GPU_PASS = "gpu_sim/notebook_pass.py"
+# Parts of tests/ that run as passes of their own: long serial chains (JupyterLab's Run All, the simulated
+# stack's nested pytest, waits on the package index) that would otherwise make the tests pass the longest.
+BROWSER_TESTS = ("tests/notebooks/test_dashboard_browser.py", "tests/notebooks/test_lab_run_all.py")
+GPU_WING_TESTS = "tests/gpu_wing"
 PYTEST_RESULT = re.compile(r"^=*\s*(\d+ (passed|failed|error).*?)\s*=*$")
 FAILED_LOG_LINES = 60
 # On 2 cores the passes together keep both cores busy (1,212 CPU seconds in 10 min 42 s with 3 at a
@@ -56,8 +63,9 @@ class Pass:
 def passes() -> list[Pass]:
     """Every pass of ``make test``, the longest first (so that the short ones fill in beside them)."""
     python = sys.executable
+    own_passes = [f"--ignore={path}" for path in (*BROWSER_TESTS, GPU_WING_TESTS)]
     return [
-        Pass("tests", "unit, repository, generator and browser tests", (python, "-m", "pytest", "tests")),
+        Pass("tests", "unit, repository, generator and site tests", (python, "-m", "pytest", "tests", *own_passes)),
         Pass("notebooks", "every notebook under nbval on the CPU, every exercise graded, copies for the site",
              (python, "-m", "pytest", "notebooks", "--course-exercises", f"--course-executed-dir={EXECUTED_DIR}"),
              {"COURSE_BACKEND": "cpu"}),
@@ -66,6 +74,9 @@ def passes() -> list[Pass]:
         Pass("gpu-2", "GPU mode, 2 simulated GPUs", (python, GPU_PASS, "--gpus", "2")),
         Pass("external", "every notebook against an external scheduler and 2 workers",
              (python, "-m", "tools.external_pass")),
+        Pass("gpu-wing", "the simulated stack's own tests, the GPU tools, the GPU environments against the index",
+             (python, "-m", "pytest", GPU_WING_TESTS)),
+        Pass("browser", "the dashboard and JupyterLab in headless Chromium", (python, "-m", "pytest", *BROWSER_TESTS)),
     ]
 
 
