@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Collection
 from contextlib import suppress
 from pathlib import Path
 
@@ -104,17 +105,32 @@ def _mapped_shared_memory() -> set[int] | None:
     return mapped
 
 
-def remove_orphaned_semaphores(min_age_s: float = ORPHAN_SEMAPHORE_AGE_S) -> list[str]:
-    """Delete the named semaphores (``/dev/shm/sem.mp-*``) that multiprocessing's pool left when a
-    run was SIGKILLed with its resource tracker: this user's, older than ``min_age_s`` and mapped by
-    no process (an open POSIX semaphore is always mapped by the processes using it, so an unmapped
-    one can never be waited on again). Their names carry no owner, hence this test instead of a pid.
-    Returns the names removed; does nothing where /dev/shm or /proc cannot be read (not Linux)."""
+# multiprocessing's named semaphores: ``sem.mp-<random>``; a process that imported joblib names them
+# ``sem.loky-<pid>-<random>`` (loky renames them all, distributed's nanny queues included).
+SEMAPHORE_PATTERNS = ("sem.mp-*", "sem.loky-*")
+
+
+def semaphore_names() -> set[str]:
+    """The names of multiprocessing's semaphores in /dev/shm now (none where it does not exist)."""
+    if not SHARED_MEMORY.is_dir():
+        return set()
+    return {path.name for pattern in SEMAPHORE_PATTERNS for path in SHARED_MEMORY.glob(pattern)}
+
+
+def remove_orphaned_semaphores(min_age_s: float = ORPHAN_SEMAPHORE_AGE_S,
+                               among: Collection[str] | None = None) -> list[str]:
+    """Delete the named semaphores (``/dev/shm/sem.mp-*``, ``sem.loky-*``) that multiprocessing left
+    when a process was SIGKILLed with its resource tracker (a notebook kernel stopped by nbval, a
+    killed run): this user's, older than ``min_age_s``, among the names ``among`` if given, and mapped
+    by no process (an open POSIX semaphore is always mapped by the processes using it, so an unmapped
+    one can never be waited on again). Returns the names removed; does nothing where /dev/shm or /proc
+    cannot be read (not Linux)."""
     if not SHARED_MEMORY.is_dir() or not Path("/proc/self/maps").exists():
         return []
     now, uid = time.time(), os.getuid()
     candidates = []
-    for path in SHARED_MEMORY.glob("sem.mp-*"):
+    for name in semaphore_names() if among is None else semaphore_names() & set(among):
+        path = SHARED_MEMORY / name
         with suppress(OSError):
             info = path.stat()
             if info.st_uid == uid and now - info.st_mtime >= min_age_s:
