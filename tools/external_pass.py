@@ -33,10 +33,25 @@ def _connected_clients(cluster) -> int:
     return sum(1 for _, event in events if event.get("action") == "add-client") - 1
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad arguments: one ``error: ...`` line and exit 2, without the usage block."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {message}\n")
+
+
+def _count(text: str) -> int:
+    """A number of workers or threads for argparse: 0, a negative or a non-number is refused in one line
+    (exit 2), before any cluster starts."""
+    if not text.strip().isdecimal() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a count: give a whole number of 1 or more")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.external_pass", description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
-    parser.add_argument("--threads", type=int, default=1, help="threads per worker (default 1)")
+    parser = _Parser(prog="python -m tools.external_pass", description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=_count, default=2, help="worker processes (default 2)")
+    parser.add_argument("--threads", type=_count, default=1, help="threads per worker (default 1)")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args(argv)
 

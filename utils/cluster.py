@@ -66,6 +66,8 @@ def dashboard_bind_address() -> str:
     """Where a local cluster's dashboard listens: ``$COURSE_DASHBOARD_ADDRESS`` when set (the
     explicit opt-in to remote access, e.g. ``0.0.0.0:8787``), else 127.0.0.1 on a free port. A bare
     port (``8787`` or ``:8787``) means 127.0.0.1:PORT: Dask itself would bind it on every interface.
+    An IPv6 address is refused: distributed splits the dashboard address at every ``:``
+    (``clean_dashboard_address`` in distributed/utils.py), so ``[::1]:8787`` cannot start a cluster.
     Anything else is a one-line ``DashboardAddressError`` naming the variable."""
     import socket
 
@@ -78,13 +80,17 @@ def dashboard_bind_address() -> str:
         host, port_text = "", cleaned
     host = host.strip()
     problem = None
-    if not port_text.isdigit() or (sep and host.startswith("[") != host.endswith("]")):
-        problem = "expected PORT or HOST:PORT (e.g. 8787 for 127.0.0.1:8787, or 0.0.0.0:8787 for every interface)"
+    if cleaned.count(":") > 1 or "[" in cleaned or "]" in cleaned:
+        problem = ("an IPv6 address (or more than one ':') is not accepted: Dask's dashboard takes PORT or HOST:PORT "
+                   "with an IPv4 address or a host name, e.g. 8787, :0, 127.0.0.1:8787 or 0.0.0.0:8787")
+    elif not (port_text.isascii() and port_text.isdigit()):  # '²'.isdigit() is True, and int() refuses it
+        problem = ("expected PORT or HOST:PORT (e.g. 8787 for 127.0.0.1:8787, :0 for a free port, "
+                   "or 0.0.0.0:8787 for every interface)")
     elif not 0 <= int(port_text) < 65536:
         problem = f"port {int(port_text)} is out of range (0-65535; 0 picks a free port)"
     elif host:
         try:
-            socket.getaddrinfo(host.strip("[]"), None)
+            socket.getaddrinfo(host, None)
         except (OSError, UnicodeError):
             problem = f"host {host!r} does not resolve on this machine"
     if problem:
@@ -256,15 +262,26 @@ def _connect(address: str, timeout: float, security: Any = None) -> Client:
 
 
 def _check_worker_memory(memory_limit: str | float | None, threads: int | None) -> None:
-    """Refuse a per-worker limit that an idle worker already exceeds at its pause line: its
-    workers would pause at once and the computation would wait forever, silently."""
+    """Refuse a per-worker limit that is no size (negative, or not a number of bytes), and one that
+    an idle worker already exceeds at its pause line: its workers would pause at once and the
+    computation would wait forever, silently. 0 and None are distributed's "no limit"."""
     if memory_limit is None or memory_limit == "auto":
         return
     import dask
     from distributed.worker_memory import parse_memory_limit
 
-    limit = parse_memory_limit(memory_limit, threads or 1, logger=logging.getLogger(__name__))
-    if not limit:
+    try:
+        limit = parse_memory_limit(memory_limit, threads or 1, logger=logging.getLogger(__name__))
+        is_size = limit is None or limit > 0  # distributed turns -1 or '-1GiB' into a negative limit
+    except (ValueError, TypeError, OverflowError):  # 'lots', nan, inf: Dask's own messages name no argument
+        is_size = False
+    if not is_size:
+        raise ValueError(
+            f"memory_limit={memory_limit!r} is not a size: give bytes > 0 like '2GiB', a fraction of "
+            "the machine's memory like 0.5, 'auto' (the machine's memory shared by the workers), "
+            "or 0 or None for no limit"
+        )
+    if not limit:  # 0 or None: no limit (distributed's LocalCluster)
         return
     pause = dask.config.get("distributed.worker.memory.pause")
     line = limit * pause if pause else limit

@@ -26,7 +26,15 @@ from typing import Any
 
 from utils.backend import BACKEND_ENV_VAR, GPU_PACKAGES, choose_backend, missing_gpu_packages, to_pandas
 from utils.base.lifetime import remove_orphaned_semaphores
-from utils.base.paths import REPO_ROOT, default_data_dir
+from utils.base.paths import (
+    DATA_DIR_ENV_VAR,
+    REPO_ROOT,
+    SCRATCH_ENV_VAR,
+    SCRATCH_NAME,
+    CoursePathError,
+    default_data_dir,
+    scratch_root,
+)
 from utils.base.units import human_bytes
 from utils.cluster import dashboard_address, describe, shutdown, start_client
 from utils.datagen.build import remove_stale_temporaries
@@ -261,6 +269,54 @@ def check_dataset(scale: str, data_dir: Path) -> Check:
                  f"python -m utils.datagen --scale {scale} (or make data)")
 
 
+READ_ONLY, NOT_A_FOLDER = "read-only", "not a folder"
+
+
+def _folder_problem(folder: Path) -> tuple[str, str] | None:
+    """Why ``folder`` cannot be written or created, as ``(READ_ONLY or NOT_A_FOLDER, what)``, or None.
+    The folder that would be written is ``folder`` itself where it exists, else its nearest existing
+    parent, in which it would be created."""
+    if folder.exists() and not folder.is_dir():
+        return NOT_A_FOLDER, f"{folder} is a file, not a folder"
+    existing = _existing_parent(folder)
+    if not existing.is_dir():
+        return NOT_A_FOLDER, f"{folder} cannot be created: {existing} is a file, not a folder"
+    if not os.access(existing, os.W_OK):
+        created = "" if existing == folder else f", so {folder} cannot be created"
+        return READ_ONLY, f"{existing} is read-only{created}"
+    return None
+
+
+def check_folders(scale: str, data_dir: Path, scratch: Path) -> list[Check]:
+    """The data folder can hold the ``scale`` data (a read-only one is fine once the data is
+    there: a room may share one pre-generated folder), and the learner's scratch folder (the
+    notebooks' throw-away copies, the exercise progress) can be written."""
+    problem = _folder_problem(data_dir)
+    if problem is None:
+        data = Check("data folder", OK, f"{data_dir} can be written")
+    elif problem[0] == READ_ONLY and _dataset_present(scale, data_dir):
+        data = Check("data folder", OK, f"{data_dir} is read-only; the {scale!r} data is already there (only read)")
+    elif problem[0] == READ_ONLY:
+        data = Check("data folder", FAIL, f"{problem[1]}: the {scale!r} data cannot be generated there",
+                     f"set {DATA_DIR_ENV_VAR} (or --data-dir) to a folder you can write "
+                     f"(e.g. export {DATA_DIR_ENV_VAR}=~/course-data), or generate the data there as its owner")
+    else:
+        data = Check("data folder", FAIL, problem[1], f"point {DATA_DIR_ENV_VAR} (or --data-dir) at a folder, "
+                     "or unset it to use data/ in the course folder")
+    problem = _folder_problem(scratch)
+    if problem is None:
+        return [data, Check("scratch folder", OK, f"{scratch} can be written")]
+    kind, detail = problem
+    if kind == READ_ONLY:
+        detail += ": the notebooks' copies and your exercise progress go there"
+    if scratch == data_dir / SCRATCH_NAME:  # the default, inside the data folder
+        fix = f"set {SCRATCH_ENV_VAR} to a folder of your own (e.g. export {SCRATCH_ENV_VAR}=~/course-scratch)"
+    else:
+        fix = (f"point {SCRATCH_ENV_VAR} at a folder of your own that you can write (e.g. ~/course-scratch), "
+               "or unset it to use scratch/ in the data folder")
+    return [data, Check("scratch folder", FAIL, detail, fix)]
+
+
 def check_disk(scale: str, data_dir: Path, free: int | None = None) -> Check:
     """Enough free disk to generate ``scale`` (the generator's own estimate), unless it exists."""
     free = shutil.disk_usage(_existing_parent(data_dir)).free if free is None else free
@@ -376,12 +432,15 @@ def diagnose(
     constraints: Path = CONSTRAINTS,
 ) -> list[Check]:
     """Every check, in the order of the report. ``client``: check that cluster instead of
-    starting one; ``cluster=False`` skips the cluster, computation and dashboard checks."""
+    starting one; ``cluster=False`` skips the cluster, computation and dashboard checks. A
+    ``$COURSE_DATA_DIR`` or ``$COURSE_SCRATCH_DIR`` that cannot be resolved raises ``CoursePathError``
+    (one line) before any check runs."""
     name = resolve_scale(scale).name
     data_dir = default_data_dir() if data_dir is None else Path(data_dir)
+    scratch = scratch_root(data_dir)
     checks = [check_python(), *check_versions(requirements, constraints), check_cpu(), check_gpus(),
-              check_gpu_packages(), check_backend(), check_dataset(name, data_dir), check_disk(name, data_dir),
-              check_memory(name), check_leftovers(data_dir)]
+              check_gpu_packages(), check_backend(), *check_folders(name, data_dir, scratch),
+              check_dataset(name, data_dir), check_disk(name, data_dir), check_memory(name), check_leftovers(data_dir)]
     if cluster or client is not None:
         checks += check_cluster(client)
     return checks
@@ -422,6 +481,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         scale = resolve_scale(args.scale).name
     except ValueError as error:  # a bad $COURSE_SCALE
+        parser.error(str(error))
+    try:  # a $COURSE_DATA_DIR / $COURSE_SCRATCH_DIR with an unknown ~user: one line, like a bad $COURSE_SCALE
+        scratch_root(args.data_dir if args.data_dir is not None else default_data_dir())
+    except CoursePathError as error:
         parser.error(str(error))
     print(f"Course readiness for scale {scale!r} ({sys.executable})")
     checks = diagnose(scale, args.data_dir, cluster=not args.no_cluster,

@@ -3,6 +3,7 @@ that changed after generation, it ends in one line and leaves no process or half
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -23,6 +24,7 @@ from utils.base.units import human_bytes
 from utils.datagen import build, cli, sizes, writers
 from utils.datagen.manifest import is_complete
 from utils.datagen.params import make_params
+from utils.datagen.scales import SCALES
 from utils.dataset import ensure_dataset
 
 # A run far too big to finish before it is killed (it is killed within seconds, after its first
@@ -31,11 +33,14 @@ LONG_RUN = ["--scale", "tiny", "--rows", "20000000", "--partitions", "400", "--c
             "--formats", "parquet", "--workers", "2"]
 
 
-def _start_cli(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.Popen:
+def _start_cli(*args: str, env: dict | None = None, cwd: Path | None = None,
+               new_session: bool = False) -> subprocess.Popen:
+    """``new_session``: the generator leads its own process group, as a command in a terminal does,
+    so that ``os.killpg`` reaches it and its workers together, the way Ctrl-C does."""
     return subprocess.Popen(
         [sys.executable, "-m", "utils.datagen", *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, **(env or {})}, cwd=cwd,
+        env={**os.environ, **(env or {})}, cwd=cwd, start_new_session=new_session,
     )
 
 
@@ -561,3 +566,203 @@ def test_orphaned_semaphores_of_killed_runs_are_removed_and_used_ones_kept():
     finally:
         for path in (orphan, used, young):
             path.unlink(missing_ok=True)
+
+
+# --- Ctrl-C at any moment, a damaged manifest, a file in the dataset's place, too many partitions --
+
+INTERRUPTED = "error: interrupted; nothing half-written was kept"
+# Partitions of 200,000 rows: a worker takes a second or more over each, so a cleanup that waits for
+# the running ones is still going on a moment after the first Ctrl-C.
+SLOW_PARTS_RUN = ["--scale", "tiny", "--rows", "20000000", "--partitions", "100", "--customers", "500",
+                  "--formats", "parquet", "--workers", "2"]
+
+
+def _running_in_group(group: int) -> list[psutil.Process]:
+    """The processes of process group ``group`` that still run (zombies waiting to be reaped do not)."""
+    running = []
+    for process in psutil.process_iter():
+        try:
+            if os.getpgid(process.pid) == group and process.status() != psutil.STATUS_ZOMBIE:
+                running.append(process)
+        except (ProcessLookupError, psutil.Error):
+            continue
+    return running
+
+
+def _left_running(group: int) -> list[psutil.Process]:
+    """Wait a little for the group's processes to end; kill and return those still running."""
+    deadline = time.monotonic() + 10
+    while (running := _running_in_group(group)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for process in running:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+    return running
+
+
+def _wait_for_starting_workers(proc: subprocess.Popen) -> None:
+    """Block until the generator has started a worker process (whose interpreter then loads for a
+    second or more before the pool's initializer runs in it)."""
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        try:
+            children = psutil.Process(proc.pid).children()
+            if any("spawn_main" in " ".join(child.cmdline()) for child in children):
+                return
+        except psutil.Error:
+            pass
+        time.sleep(0.01)
+    proc.kill()
+    pytest.fail("the generator never started a worker")
+
+
+@pytest.mark.parametrize("moment", [0.3, 0.8, 1.5, "workers starting", "workers writing"])
+def test_one_ctrl_c_at_any_moment_is_one_line_and_leaves_nothing(tmp_path, moment):
+    """Ctrl-C reaches the whole process group: the generator and its workers. The early moments fall
+    while the generator loads its modules or starts its pool (the message gives the time); then
+    while a worker's interpreter loads, before the pool's initializer has run in it; then while the
+    workers write part files."""
+    started = time.monotonic()
+    proc = _start_cli(*LONG_RUN, "--data-dir", str(tmp_path), new_session=True)
+    if moment == "workers starting":
+        _wait_for_starting_workers(proc)
+        time.sleep(0.3)
+    elif moment == "workers writing":
+        _wait_for_parts(tmp_path, proc)
+    else:
+        time.sleep(moment)
+    assert proc.poll() is None, proc.communicate()
+    sent = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    took = time.monotonic() - sent
+    left = _left_running(proc.pid)
+    when = f"Ctrl-C {sent - started:.2f} s after the start"
+    assert "Traceback" not in stderr and "Fatal Python error" not in stderr, f"{when}:\n{stderr}"
+    assert _one_line(stderr) == INTERRUPTED, when
+    assert proc.returncode == 130, when
+    assert took < 10, f"{when}: it took {took:.1f} s to stop"
+    assert not left, f"{when}: still running: {[p.pid for p in left]}"
+    assert list(tmp_path.iterdir()) == [], f"{when}: something half-written was left"
+
+
+def test_a_second_ctrl_c_during_the_cleanup_stops_at_once_in_one_line(tmp_path):
+    proc = _start_cli(*SLOW_PARTS_RUN, "--data-dir", str(tmp_path), new_session=True)
+    _wait_for_parts(tmp_path, proc)
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(0.3)
+    assert proc.poll() is None, "the cleanup (waiting for the running partitions) should take longer"
+    sent = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    took = time.monotonic() - sent
+    left = _left_running(proc.pid)
+    assert "Traceback" not in stderr, stderr
+    line = _one_line(stderr)
+    assert line.startswith("error: interrupted again; stopped before the cleanup finished") and "next run" in line
+    assert proc.returncode == 130
+    assert took < 5, f"the second Ctrl-C took {took:.1f} s to stop the generator"
+    assert not left, f"still running: {[p.pid for p in left]}"
+    build.remove_stale_temporaries(tmp_path)  # what the next run does first, as the line says
+    assert list(tmp_path.iterdir()) == []
+
+
+def _damage_manifest(path: Path, field: str, value) -> None:
+    manifest = json.loads((path / "manifest.json").read_text())
+    manifest[field] = value
+    (path / "manifest.json").write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [("params", None, "params is not an object"), ("rows", "x", "rows is not a whole number")],
+)
+def test_a_hand_damaged_manifest_is_one_line_for_readers_and_regenerated(tmp_path, tiny_dataset, field, value,
+                                                                         problem):
+    from utils.dataset import Dataset
+
+    copy = shutil.copytree(tiny_dataset.path, tmp_path / tiny_dataset.path.name)
+    _damage_manifest(copy, field, value)
+    expected = (f"the manifest {copy / 'manifest.json'} is damaged ({problem}): run "
+                f"`python -m utils.datagen --scale tiny --data-dir {tmp_path} --force` to make the data again")
+    with pytest.raises(ValueError) as error:
+        Dataset(copy).rows  # noqa: B018 (reading the property is the test)
+    assert str(error.value) == expected
+    verify = _cli("--verify", "--scale", "tiny", "--data-dir", str(tmp_path))
+    assert verify.returncode == 2
+    assert _one_line(verify.stderr) == f"error: {expected}"
+    # The generator treats a manifest it cannot read as no dataset (why_incomplete), and makes it again.
+    done = _cli("--scale", "tiny", "--data-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert f"regenerating {copy}: its manifest is damaged ({problem})" in done.stdout
+    assert Dataset(copy).verify() == []
+    assert [p.name for p in tmp_path.iterdir()] == ["transactions-tiny"]
+
+
+@pytest.mark.parametrize("kind", ["file", "link"])
+def test_a_file_or_link_where_the_dataset_goes_is_never_touched(tmp_path, kind):
+    data = tmp_path / "data"
+    data.mkdir()
+    mine = data / "transactions-tiny"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "notes.txt").write_text("my notes\n")
+    if kind == "file":
+        mine.write_text("my notes\n")
+    else:
+        mine.symlink_to(elsewhere)
+    line = (f"{mine} is a {kind}, not a dataset folder the course made: move or remove it, "
+            "or pass another --data-dir")
+    done = _cli("--scale", "tiny", "--data-dir", str(data))
+    assert done.returncode == 2
+    assert _one_line(done.stderr) == f"error: {line}"
+    with pytest.raises(ValueError) as error:
+        ensure_dataset("tiny", data, force=True)
+    assert str(error.value) == line
+    assert [p.name for p in data.iterdir()] == ["transactions-tiny"], "nothing moved aside or left"
+    if kind == "file":
+        assert mine.read_text() == "my notes\n"
+    else:
+        assert mine.is_symlink() and mine.resolve() == elsewhere
+    assert [p.name for p in elsewhere.iterdir()] == ["notes.txt"]
+
+
+def test_regenerating_over_an_older_course_dataset_leaves_no_old_copy(tmp_path, tiny_dataset):
+    copy = shutil.copytree(tiny_dataset.path, tmp_path / tiny_dataset.path.name)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["params"]["format_version"] = 1
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    done = _cli("--scale", "tiny", "--data-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "regenerating" in done.stdout and "older generator" in done.stdout
+    forced = _cli("--scale", "tiny", "--data-dir", str(tmp_path), "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["transactions-tiny"], "an .old-* copy was left"
+    assert is_complete(copy)
+
+
+def test_too_many_partitions_for_the_rows_are_refused_up_front(tmp_path):
+    for name, scale in SCALES.items():  # every preset, and what the course's tests override, stays allowed
+        assert make_params(name).partitions == scale.partitions
+    for overrides in ({"rows": 6_000}, {"rows": 9_000, "partitions": 3}, {"partitions": 20},
+                      {"rows": 999, "partitions": 1}):
+        make_params("tiny", **overrides)
+    with pytest.raises(ValueError) as error:
+        make_params("tiny", partitions=21)
+    assert str(error.value) == (
+        "partitions (21) too many for 20,000 rows: each would hold 952 rows, and a partition needs at "
+        "least 1,000 to be worth its own files; use at most 20 partitions"
+    )
+    with pytest.raises(ValueError, match=r"use at most 1 partition$"):
+        make_params("tiny", rows=999, partitions=2)
+    started = time.monotonic()
+    done = _cli("--scale", "tiny", "--partitions", "20000", "--data-dir", str(tmp_path / "d"))
+    assert done.returncode == 2
+    assert _one_line(done.stderr) == (
+        "error: partitions (20,000) too many for 20,000 rows: each would hold 1 row, and a partition needs "
+        "at least 1,000 to be worth its own files; use at most 20 partitions"
+    )
+    assert time.monotonic() - started < 30
+    assert not (tmp_path / "d").exists()

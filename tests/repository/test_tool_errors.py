@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from tools import lab_setup, notebook_format
+from tools import external_pass, lab_setup, notebook_format
 from tools.site import __main__ as site_cli
 from tools.site.layout import BuildDirs
 
@@ -56,3 +56,16 @@ def test_site_serve_on_a_port_in_use_says_so_in_one_line(tmp_path, capsys):
         port = taken.getsockname()[1]
         assert site_cli._serve(dirs, port) == 2
     assert _one_line(capsys.readouterr().err).startswith(f"error: cannot serve on 127.0.0.1:{port}")
+
+
+@pytest.mark.parametrize("argv", [["--workers", "0"], ["--workers", "-1"], ["--workers", "two"], ["--threads", "0"]])
+def test_external_pass_refuses_a_count_below_one_in_one_line(argv, monkeypatch, capsys):
+    def no_cluster(**_kwargs):
+        raise AssertionError("a cluster was started for a refused argument")
+
+    monkeypatch.setattr(external_pass, "external_cluster", no_cluster)
+    with pytest.raises(SystemExit) as stop:
+        external_pass.main(argv)
+    err = _one_line(capsys.readouterr().err)
+    assert stop.value.code == 2 and err.startswith(f"error: argument {argv[0]}: {argv[1]!r} is not"), err
+    assert "give a whole number of 1 or more" in err

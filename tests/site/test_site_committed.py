@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools.course_index import INDEX, load_course
+from tools.course_index import INDEX, Course, load_course
 from tools.site.committed import NotCommitted, committed_bytes, refuse_other_sources, ship
 from tools.site.execute import Execution, execute_all, stamp
 from tools.site.labels import BUILD_SCALE
@@ -113,3 +113,43 @@ def test_a_notebook_not_yet_committed_comes_from_the_working_tree(checkout):
     new = checkout / "notebooks" / "10_new.ipynb"
     nbformat.write(_notebook(), new)
     assert committed_bytes(new, checkout) == new.read_bytes()
+
+
+def _broken_build(root: Path, tmp_path: Path, monkeypatch) -> int:
+    """``python -m tools.site build`` on a course of one notebook in ``root``, built under ``tmp_path``;
+    executing a notebook fails the test (a file that is not a notebook must stop the build before)."""
+    from tools.site import __main__ as cli
+
+    def no_execution(*_args, **_kwargs):
+        raise AssertionError("a notebook was executed although one is not a notebook")
+
+    monkeypatch.setattr("tools.site.build.REPO_ROOT", root)
+    monkeypatch.setattr("tools.site.build.load_course", lambda _path: Course((NOTEBOOK,), (), ""))
+    monkeypatch.setattr("tools.site.build.execute_all", no_execution)
+    monkeypatch.setattr(cli, "BUILD_DIR", tmp_path / "site")
+    return cli.main(["build"])
+
+
+def test_a_committed_notebook_that_is_not_json_stops_the_build_in_one_line(checkout, tmp_path, monkeypatch, capsys):
+    (checkout / "notebooks" / NOTEBOOK.file).write_text("not json\n")
+    _git(checkout, "commit", "-q", "-a", "-m", "broken")
+    assert _broken_build(checkout, tmp_path, monkeypatch) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"error: notebooks/{NOTEBOOK.file} as committed (HEAD) is not a notebook (not JSON: "), err
+    assert err.rstrip().endswith("commit a valid one, or take it out of notebooks/index.yml"), err
+
+
+NOT_NOTEBOOKS = {"text": "not json\n", "empty": "", "a list": "[1, 2]\n", "cells not a list": '{"cells": 1}\n'}
+
+
+@pytest.mark.parametrize("text", NOT_NOTEBOOKS.values(), ids=NOT_NOTEBOOKS.keys())
+def test_a_working_tree_file_that_is_not_a_notebook_stops_the_build_in_one_line(text, tmp_path, monkeypatch, capsys):
+    root = tmp_path / "tarball"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "notebooks" / NOTEBOOK.file).write_text(text)
+    assert _broken_build(root, tmp_path, monkeypatch) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"error: notebooks/{NOTEBOOK.file} is not a notebook ("), err
+    assert err.rstrip().endswith("fix it, or take it out of notebooks/index.yml"), err

@@ -20,7 +20,8 @@ from nbclient import NotebookClient
 from tools.notebook_format import check_notebook
 from utils.base.paths import REPO_ROOT, SCRATCH_ENV_VAR, scratch_root
 from utils.checks import CheckFailed, grade
-from utils.checks.grading import passed
+from utils.checks.grading import blames_changed_data, passed
+from utils.dataset import Dataset
 from utils.notebook_grammar import course_notebooks, exercise_key, exercises, notebook_exercises
 from utils.progress.catalogue import SESSION_ENV_VAR, course_exercises, find_exercise, notebook_hint
 from utils.progress.cli import main
@@ -39,6 +40,7 @@ from utils.progress.room import (
     write_export,
 )
 from utils.progress.store import (
+    DATA_CHANGED,
     NOT_ATTEMPTED,
     PROGRESS_ENV_VAR,
     PROGRESS_NAME,
@@ -128,6 +130,43 @@ def test_a_check_that_raises_something_else_is_recorded_wrong_and_the_error_goes
     with pytest.raises(KeyError):
         grade("answer", check_broken)
     assert outcomes(progress) == [(WRONG, "the check raised KeyError: 'sales'")]
+
+
+class ChangedData(Dataset):
+    """A dataset whose files no longer match their manifest (edited, or regenerated under the notebook)."""
+
+    regenerate_command = "python -m utils.datagen --scale tiny --force"
+
+    def __init__(self) -> None:
+        self.path = Path("/data/transactions-tiny")
+
+    def verify(self, checksums: bool = True) -> list[str]:
+        return ["csv/part-00001.csv: content changed (checksum differs)"]
+
+
+@blames_changed_data
+def check_total(value, dataset: Dataset) -> None:
+    if value != 42:
+        raise CheckFailed(f"total: yours {value}, expected 42")
+
+
+def test_a_check_that_fails_on_changed_data_is_recorded_as_data_changed_not_wrong(progress):
+    """The message already blames the data, not the answer: so does the record."""
+    answer = 41  # noqa: F841 -- read by grade from this frame
+    with pytest.raises(CheckFailed, match=r"^the data files were changed after generation \(csv/part-00001"):
+        grade("answer", check_total, ChangedData())
+    [(outcome, reason)] = outcomes(progress)
+    assert outcome == DATA_CHANGED != WRONG
+    assert reason.startswith("the data files were changed after generation") and "--force" in reason
+
+
+def test_every_status_reads_back_old_and_new(progress):
+    """Records written before the data-changed status existed still read, beside the new ones."""
+    for outcome in (RIGHT, WRONG, NOT_ATTEMPTED, DATA_CHANGED):
+        assert append({"v": 1, "key": f"k-{outcome}", "outcome": outcome, "notebook": None, "time": None,
+                       "reason": None}, progress)
+    assert [r["outcome"] for r in read_records(progress)] == [RIGHT, WRONG, NOT_ATTEMPTED, DATA_CHANGED]
+    assert build_record(["n_rows"], "check_row_count", DATA_CHANGED, "the data files were changed")["reason"]
 
 
 def test_a_course_exercise_is_found_by_its_check_cell(progress):
@@ -501,6 +540,67 @@ def test_the_command_line(progress, tmp_path, capsys):
     assert "no progress exports" in capsys.readouterr().err
 
 
+def _file_under_a_file(tmp_path: Path) -> Path:
+    """A scratch folder that cannot be written, even as root (who writes through a chmod 0o555): a
+    folder inside a regular file, so creating it or anything in it fails (NotADirectoryError)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    return blocker / "scratch"
+
+
+def _write_refused(*_args, **_kwargs):
+    raise PermissionError(13, "Permission denied")
+
+
+@pytest.mark.parametrize("how", ["a folder inside a file", "writes refused"])
+def test_an_export_to_an_unwritable_scratch_folder_is_one_line_with_the_fix(how, tmp_path, monkeypatch, capsys):
+    """Tests run as root, where a read-only folder still takes writes: the refusal is played instead,
+    by a scratch folder inside a regular file or by refusing the export's write (PermissionError)."""
+    monkeypatch.delenv(PROGRESS_ENV_VAR, raising=False)
+    if how == "a folder inside a file":
+        scratch = _file_under_a_file(tmp_path)
+    else:
+        scratch = tmp_path / "scratch"
+        scratch.mkdir()
+        monkeypatch.setattr("utils.progress.room.tempfile.mkstemp", _write_refused)
+    monkeypatch.setenv(SCRATCH_ENV_VAR, str(scratch))
+    assert main(["export"]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.count("\n") == 1 and "Traceback" not in out.err, out.err
+    assert out.err.startswith(f"error: cannot write the export to {scratch} ("), out.err
+    assert out.err.rstrip().endswith(f"pass --out with a folder you can write to, or set {SCRATCH_ENV_VAR} "
+                                     "to a folder of your own"), out.err
+    if scratch.parent.is_dir():
+        assert sorted(p.name for p in scratch.iterdir()) in ([], ["progress.id"]), "a file half-written"
+
+
+def test_exporting_again_elsewhere_keeps_the_learner_id(progress, tmp_path, capsys):
+    out = tmp_path / "share"
+    out.mkdir()
+    for argv in (["export", "--out", str(out)], ["export", "--out", str(out)], ["export"]):
+        assert main(argv) == 0
+    written = [line.split()[1] for line in capsys.readouterr().out.splitlines()]
+    assert len({Path(path).name for path in written}) == 1, written
+    assert len(list(out.iterdir())) == 1
+
+
+def test_the_learner_id_is_stable_where_the_scratch_folder_cannot_be_written(tmp_path, monkeypatch, capsys):
+    """With nowhere to keep an id, exporting again must still replace the earlier file (the room would
+    count the learner twice), and another learner (another progress file) still gets another id."""
+    monkeypatch.delenv(PROGRESS_ENV_VAR, raising=False)
+    monkeypatch.setenv(SCRATCH_ENV_VAR, str(_file_under_a_file(tmp_path)))
+    out = tmp_path / "share"
+    out.mkdir()
+    assert main(["export", "--out", str(out)]) == 0
+    assert main(["export", "--out", str(out)]) == 0
+    assert len(list(out.iterdir())) == 1, sorted(p.name for p in out.iterdir())
+    first = export_summary()["learner"]
+    assert export_summary()["learner"] == first
+    monkeypatch.setenv(SCRATCH_ENV_VAR, str(tmp_path / "a-file" / "other-scratch"))
+    assert export_summary()["learner"] != first
+    capsys.readouterr()
+
+
 def _record(path: Path, key: str, outcome: str, reason: str | None = None) -> None:
     append({"v": 1, "time": "2026-01-01T10:00:00+00:00", "notebook": "42_demo", "key": key,
             "outcome": outcome, "reason": reason}, path)
@@ -535,6 +635,62 @@ def test_make_progress_prints_a_plain_table_and_the_next_exercise(progress, tmp_
     assert main([]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
     assert last.startswith("all 3 exercises right: well done") and "next:" not in last
+
+
+def test_make_progress_says_to_rerun_where_the_data_changed_not_that_it_is_wrong(progress, tmp_path, monkeypatch,
+                                                                                 capsys):
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    demo_notebook(notebooks / "42_demo.ipynb")
+    monkeypatch.setattr("utils.progress.catalogue.NOTEBOOKS_DIR", notebooks)
+    _record(progress, "check_double(answer)", RIGHT)
+    _record(progress, "check_pair(a, b)", WRONG, "pair: yours 1, expected 2")
+    _record(progress, "check_pair(a, b)", DATA_CHANGED, "the data files were changed after generation (x); "
+                                                        "regenerate them with `make data`")
+    _record(progress, "check_c(c)", NOT_ATTEMPTED)
+    assert main(["show"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("1 of 3 exercises right, 0 wrong, 1 not attempted, 1 data changed"), lines
+    assert lines[1] == ("Data changed under these checks, not your answer: regenerate the data as the line says, "
+                        "then re-run the notebook from the top:")
+    assert lines[2] == ("  42_demo, Exercise 2 · Again: the data files were changed after generation (x); "
+                        "regenerate them with `make data`")
+    assert "Revisit:" not in lines
+    table = lines[lines.index("") + 1:]
+    assert table == [
+        "notebook  exercises  right  wrong  not attempted  data changed  revisit",
+        "42_demo           3      1      0              1             1",
+        "",
+        "next: notebook 42 Exercise 2 · Again (re-run the notebook from the top: the data changed)",
+    ], "\n".join(lines)
+
+
+def test_the_room_does_not_count_changed_data_as_wrong(tmp_path, capsys):
+    room = tmp_path / "room"
+    room.mkdir()
+    n_rows, by_store = "check_row_count(n_rows)", "check_grouped(by_store)"
+    (room / "a.json").write_text(json.dumps(export("a" * 12, {n_rows: DATA_CHANGED, by_store: WRONG})))
+    (room / "b.json").write_text(json.dumps(export("b" * 12, {n_rows: DATA_CHANGED, by_store: RIGHT})))
+    assert main(["collect", str(room)]) == 0
+    out = capsys.readouterr()
+    assert out.err == ""
+    assert "most often wrong: 03 Exercise 1 · Total sales per store (50 % of the room)" in out.out
+    assert ("data changed under 2 learners' checks (not wrong answers: they regenerate the data, then re-run "
+            "the notebook from the top)") in out.out
+    table = collect(room).exercises
+    assert list(table[WRONG]) == [0, 1] and list(table[DATA_CHANGED]) == [2, 0]
+    assert list(table[f"share {DATA_CHANGED}"]) == [1.0, 0.0]
+    learners = (room / LEARNERS_CSV).read_text().splitlines()
+    assert learners[0] == "learner,name,right,wrong,not attempted,data changed,wrong exercises"
+    assert learners[1] == f"{'a' * 12},,0,1,0,1,03 Exercise 1"
+    axes = draw_chart(table, 2).axes[0]
+    assert DATA_CHANGED in [text.get_text() for text in axes.figure.legends[0].get_texts()]
+
+
+def test_an_export_keeps_the_data_changed_status(progress, tmp_path):
+    record_outcome(["n_rows"], "check_row_count", DATA_CHANGED, "the data files were changed after generation")
+    data = read_export(write_export(tmp_path))
+    assert {row["outcome"] for row in data["exercises"]} == {DATA_CHANGED, NOT_ATTEMPTED}
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tools.course_index import INDEX, load_course
-from tools.site.committed import NotCommitted, ship
+from tools.site.committed import NotANotebook, NotCommitted, ship
 from tools.site.execute import Execution, NotebookFailed, execute_all
 from tools.site.labels import BUILD_SCALE
 from tools.site.layout import BUILD_DIR, CONFIG_DIR, REPORTS_DIR, BuildDirs, repository_url
@@ -61,7 +61,10 @@ def build(dirs: BuildDirs | None = None, reuse: bool = True, log: Callable[[str]
     dirs = dirs or BuildDirs(BUILD_DIR)
     course = load_course(REPO_ROOT / INDEX)
     repository = repository_url()
-    shipped = ship([nb.file for nb in course.notebooks], REPO_ROOT, dirs.shipped)
+    try:
+        shipped = ship([nb.file for nb in course.notebooks], REPO_ROOT, dirs.shipped)
+    except NotANotebook as error:  # before any notebook runs
+        raise SiteError(str(error)) from error
     seconds: dict[str, float] = {}
     started = time.perf_counter()
     log(f"the executed notebooks (COURSE_SCALE={BUILD_SCALE}, CPU backend): the test suite's copies of "

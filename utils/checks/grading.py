@@ -3,7 +3,8 @@ truth within a tolerance, and say in one line what differs.
 
 Floats are compared with a tolerance (default: half a cent absolute plus a 1e-9 relative term),
 never with ``==``. A check that fails on a dataset whose files were changed after generation
-blames the data, not the answer (``blames_changed_data``).
+blames the data, not the answer (``blames_changed_data``: ``DataChanged``), and the learner's
+progress records it as "data changed", not as wrong.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from distributed import Client
 from utils.backend import to_pandas
 from utils.dataset import Dataset
 from utils.progress.record import record_outcome
+from utils.progress.store import DATA_CHANGED, RIGHT, WRONG
 from utils.progress.store import NOT_ATTEMPTED as NOT_ATTEMPTED_OUTCOME
-from utils.progress.store import RIGHT, WRONG
 
 DEFAULT_ATOL = 0.005  # half a cent
 
@@ -35,6 +36,11 @@ class CheckFailed(AssertionError):
     """The learner's answer differs from the ground truth; the message says how."""
 
 
+class DataChanged(CheckFailed):
+    """The answer could not be checked: the dataset's files no longer match their manifest (the
+    message names the first difference and the command that regenerates the data)."""
+
+
 NOT_ATTEMPTED = "not attempted yet"
 
 
@@ -44,7 +50,8 @@ def grade(names: str, check: Callable[..., None], *args: Any, **kwargs: Any) -> 
     The variables are read from the calling cell's namespace, so a learner who has not written
     an answer gets one line saying what to define, and Run All continues. When the check fails
     on a dataset that was changed after generation, the message blames the data, not the answer.
-    Each outcome is also recorded in the learner's progress file (``utils.progress``), which never
+    Each outcome is also recorded in the learner's progress file (``utils.progress``): right, wrong,
+    not attempted, or data changed (``DataChanged``: not the learner's fault); recording never
     changes what is printed or raised.
     """
     wanted = [name.strip() for name in names.split(",")]
@@ -72,14 +79,16 @@ def grade(names: str, check: Callable[..., None], *args: Any, **kwargs: Any) -> 
             raise
     except Exception as error:  # recorded as it reaches the learner (after blame_changed_data), then raised
         reason = str(error) if isinstance(error, CheckFailed) else f"the check raised {type(error).__name__}: {error}"
-        record_outcome(wanted, check_name, WRONG, reason, session=session)
+        record_outcome(wanted, check_name, DATA_CHANGED if isinstance(error, DataChanged) else WRONG, reason,
+                       session=session)
         raise
     record_outcome(wanted, check_name, RIGHT, session=session)
 
 
 def blame_changed_data(failure: BaseException, arguments: list[Any]) -> None:
-    """Re-raise ``failure`` as a data problem when a dataset's files no longer match their checksums."""
-    if getattr(failure, "data_verified", False):
+    """Re-raise ``failure`` as a data problem (``DataChanged``) when a dataset's files no longer match
+    their checksums."""
+    if getattr(failure, "data_verified", False) or isinstance(failure, DataChanged):
         return  # a check below already verified the data (see ``blames_changed_data``)
     for dataset in arguments:
         if isinstance(dataset, Dataset):
@@ -88,7 +97,7 @@ def blame_changed_data(failure: BaseException, arguments: list[Any]) -> None:
             except (OSError, ValueError, KeyError, TypeError) as error:
                 problems = [f"the manifest cannot be read: {error}"]
             if problems:
-                raise CheckFailed(
+                raise DataChanged(
                     f"the data files were changed after generation ({problems[0]}), so the answer cannot "
                     f"be checked; regenerate them with `{dataset.regenerate_command}`"
                 ) from (failure if isinstance(failure, CheckFailed) else None)

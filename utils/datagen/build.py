@@ -31,7 +31,7 @@ from pathlib import Path
 from dask.system import CPU_COUNT
 from tqdm import tqdm
 
-from utils.base.lifetime import die_with_parent, exit_when_orphaned, process_alive, remove_orphaned_semaphores
+from utils.base.lifetime import process_alive, remove_orphaned_semaphores
 from utils.base.paths import default_data_dir
 from utils.base.units import human_bytes
 from utils.datagen.customers import CUSTOMERS_SCHEMA, customer_world
@@ -53,7 +53,14 @@ from utils.datagen.sizes import (
     partition_peak_bytes,
 )
 from utils.datagen.transactions import SCHEMA
-from utils.datagen.writers import CUSTOMER_FILES, write_customers, write_partition
+from utils.datagen.writers import (
+    CUSTOMER_FILES,
+    STOP_MARKER,
+    worker_init,
+    write_customers,
+    write_partition,
+    write_partition_unless_stopping,
+)
 
 PARALLEL_FROM_ROWS = 1_000_000  # below this, starting processes costs more than it saves
 PROGRESS_FROM_ROWS = 2_000_000  # a progress bar for anything that takes more than a second
@@ -113,10 +120,27 @@ def _check_writable(data_dir: Path) -> None:
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
         probe = data_dir / f".write-probe-{uuid.uuid4().hex}"
-        probe.touch()
-        probe.unlink()
+        try:
+            probe.touch()
+        finally:  # even when a Ctrl-C comes in between
+            probe.unlink(missing_ok=True)
     except OSError as error:
         raise _unwritable(data_dir, error) from None
+
+
+def _refuse_foreign(target: Path) -> None:
+    """The dataset's place must be empty or a real folder: a file or a link there is the learner's
+    (the generator only ever makes folders), and replacing it would move it aside, out of sight."""
+    if target.is_symlink():
+        kind = "link"
+    elif target.exists() and not target.is_dir():
+        kind = "file"
+    else:
+        return
+    raise ValueError(
+        f"{target} is a {kind}, not a dataset folder the course made: move or remove it, "
+        "or pass another --data-dir"
+    )
 
 
 def _check_space(data_dir: Path, params: Params) -> None:
@@ -131,12 +155,22 @@ def _check_space(data_dir: Path, params: Params) -> None:
 
 # --- worker processes ---------------------------------------------------------------------------
 
-def _worker_init(parent_pid: int) -> None:
-    """Runs first in every worker: die with the generator, leave Ctrl-C to it."""
-    # Ctrl-C in a terminal reaches the whole process group; the parent stops the pool itself.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    die_with_parent(parent_pid)
-    exit_when_orphaned(parent_pid, "datagen-parent-watch")
+@contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """Start the pool's workers inside this block: they begin with SIGINT blocked. A worker's
+    interpreter loads for a second or more before the pool's initializer (``worker_init``) makes it
+    ignore Ctrl-C, and a Ctrl-C meanwhile (a terminal sends it to the whole process group) would
+    print the worker's own traceback; a blocked signal stays pending instead, and the initializer
+    drops it. The signal mask passes to a child through fork and exec (multiprocessing starts its
+    resource tracker the same way). This process gets a Ctrl-C that came meanwhile when the block ends."""
+    if not hasattr(signal, "pthread_sigmask"):  # not POSIX: no process groups to reach the workers
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _refuse_reimport_in_worker() -> None:
@@ -151,13 +185,29 @@ def _refuse_reimport_in_worker() -> None:
         raise SystemExit(_REIMPORT_EXIT)
 
 
+def _start_quiet_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker (the pool would start it) without its warnings. When
+    the generator ends without closing its pool (a second Ctrl-C, the cleanup deadline: ``cli``), the
+    tracker removes the pool's semaphores itself, and its warning that they leaked would only add
+    lines of its own after the generator's one line. (A warning filter cannot hold a colon, so it
+    matches all of the tracker's warnings: they all start ``resource_tracker:``.)"""
+    from multiprocessing import resource_tracker
+
+    quiet = "ignore:resource_tracker:UserWarning"
+    given = os.environ.get("PYTHONWARNINGS")
+    with _environment("PYTHONWARNINGS", f"{given},{quiet}" if given else quiet):
+        resource_tracker.ensure_running()
+
+
 @contextmanager
 def _pool(workers: int) -> Iterator[tuple[ProcessPoolExecutor, dict]]:
     """A process pool whose workers die with this process; when the caller leaves with an
-    exception, queued partitions are cancelled and running ones finish before the caller goes on,
-    so no worker writes into a folder being removed."""
+    exception, queued partitions are cancelled (those already handed to a worker are skipped, see
+    ``_run_partitions``) and running ones finish before the caller goes on, so no worker writes
+    into a folder being removed."""
+    _start_quiet_resource_tracker()
     pool = ProcessPoolExecutor(
-        workers, mp_context=get_context("spawn"), initializer=_worker_init, initargs=(os.getpid(),)
+        workers, mp_context=get_context("spawn"), initializer=worker_init, initargs=(os.getpid(),)
     )
     processes: dict = {}
     try:
@@ -207,7 +257,11 @@ def _run_partitions(
     marker = directory / ".reimported"
     with _pool(workers) as (pool, processes), _environment(_REIMPORT_MARKER_ENV, str(marker)):
         try:
-            results = pool.map(write_partition, [str(directory)] * len(indices), [params] * len(indices), indices)
+            with _ctrl_c_held():  # map submits every partition, which starts the workers
+                results = pool.map(
+                    write_partition_unless_stopping, [str(directory)] * len(indices), [params] * len(indices),
+                    indices,
+                )
             meanwhile()
             # The worker Process objects, kept to stop them and to read their exit codes if one dies
             # (a private attribute, stable since Python 3.3; without it errors are only less specific).
@@ -221,6 +275,10 @@ def _run_partitions(
             if marker.exists():
                 exit_codes.append(_REIMPORT_EXIT)
             raise _pool_error(exit_codes, params) from None
+        except BaseException:  # Ctrl-C, an error: the partitions queued for the workers are skipped
+            with suppress(OSError):
+                (directory / STOP_MARKER).touch()
+            raise
 
 
 def _pool_error(exit_codes: list[int | None], params: Params) -> ValueError:
@@ -251,6 +309,8 @@ def remove_stale_temporaries(data_dir: Path) -> int:
     power cut); those of running generators stay. Returns the bytes freed."""
     freed = 0
     for tmp in [*data_dir.glob(_TMP_GLOB), *data_dir.glob(_OLD_GLOB)]:
+        if tmp.is_symlink() or not tmp.is_dir():  # the generator's temporaries are all real folders
+            continue
         pid = _tmp_owner(tmp)
         try:
             since = tmp.stat().st_mtime
@@ -287,6 +347,7 @@ def _as_one_line(error: BaseException, target: Path, params: Params) -> BaseExce
 def generate(params: Params, target: Path, workers: int | None = None, progress: bool | None = None) -> Path:
     """Build the dataset in a temporary directory next to ``target`` and publish it atomically."""
     _check_workers(workers)
+    _refuse_foreign(target)
     data_dir = target.parent
     _check_writable(data_dir)
     remove_stale_temporaries(data_dir)  # before measuring free space: a dead run's files count
@@ -384,6 +445,7 @@ def ensure_generated(
         remove_stale_temporaries(target.parent)
     if not force and why_incomplete(target, params) is None:
         return target
+    _refuse_foreign(target)  # before the line that says it is regenerated
     created = not target.parent.exists()
     try:
         with generation_lock(target):

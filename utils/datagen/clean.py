@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from utils.base.lifetime import process_alive
-from utils.base.paths import SCRATCH_NAME, default_data_dir, scratch_root
+from utils.base.paths import SCRATCH_NAME, CoursePathError, default_data_dir, scratch_root
 from utils.base.units import human_bytes
 from utils.datagen.manifest import MANIFEST_NAME
 
@@ -169,7 +169,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, help="the data folder (default: $COURSE_DATA_DIR or data/)")
     parser.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
     args = parser.parse_args(argv)
-    data_dir = args.data_dir if args.data_dir is not None else default_data_dir()
+    try:
+        data_dir = args.data_dir if args.data_dir is not None else default_data_dir()
+        scratch_root(data_dir)  # resolved here, so that a bad $COURSE_SCRATCH_DIR is one line, not a traceback
+    except CoursePathError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     if data_dir.exists() and not data_dir.is_dir():
         print(f"error: the data folder {data_dir} is a file, not a folder; check $COURSE_DATA_DIR", file=sys.stderr)
         return 2

@@ -2,7 +2,7 @@
 
 Bad arguments and environment failures (disk full, no memory, a folder that cannot be written)
 end in one ``error: ...`` line and exit 2; Ctrl-C and SIGTERM clean up and say that nothing
-half-written was kept.
+half-written was kept, and a second one during that cleanup stops at once, also in one line.
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ import threading
 import time
 from pathlib import Path
 
-from utils.base.paths import default_data_dir
+from utils.base.paths import CoursePathError, default_data_dir
 from utils.base.units import human_bytes
 from utils.datagen.build import ensure_generated
 from utils.datagen.manifest import (
     DEFAULT_SEED,
     FORMAT_VERSION,
+    DamagedManifest,
     dataset_dir,
     file_problems,
     read_manifest,
@@ -95,7 +96,7 @@ def _verify(args: argparse.Namespace) -> int:
     try:
         manifest = read_manifest(path)
         rebuild = regenerate_command(path, manifest)
-        version = manifest.get("params", {}).get("format_version", 1)
+        version = manifest["params"].get("format_version", 1)
         if version != FORMAT_VERSION:
             print(
                 f"error: {path} was made by an older generator (format {version}, current {FORMAT_VERSION}); "
@@ -104,6 +105,11 @@ def _verify(args: argparse.Namespace) -> int:
             )
             return 2
         problems = file_problems(path, manifest, checksums=True)
+    except CoursePathError:  # $COURSE_DATA_DIR itself (the rebuild command compares with it): main says which
+        raise
+    except DamagedManifest as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     except (ValueError, OSError, KeyError, TypeError):
         print(f"error: no complete dataset in {path}; generate it with `{generate_cmd}`", file=sys.stderr)
         return 2
@@ -126,6 +132,20 @@ class _Terminated(KeyboardInterrupt):
 
 
 CLEANUP_DEADLINE_S = 15.0
+STOPPED = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated (SIGTERM)"}
+
+
+class _Stop:
+    """Where a stop (Ctrl-C, SIGTERM) stands: ``running``; ``cleaning`` after the first signal (the
+    cleanup runs); ``reporting`` while ``main`` prints the one line, the cleanup being over; ``done``."""
+
+    state = "running"
+
+
+def _say(line: str) -> None:
+    """One line on stderr in a single write, safe inside a signal handler (``print`` is not: the
+    main thread may be in the middle of writing to ``sys.stderr``)."""
+    os.write(2, f"{line}\n".encode())
 
 
 def exit_if_cleanup_hangs(code: int) -> None:
@@ -134,8 +154,8 @@ def exit_if_cleanup_hangs(code: int) -> None:
     deadline the process exits anyway; the next run removes the temporary folder of a dead run."""
 
     def force_exit() -> None:
-        print("error: stopped; cleanup did not finish in time, the next run removes the temporary folder",
-              file=sys.stderr, flush=True)
+        if _Stop.state not in ("reporting", "done"):  # else the cleanup is over and its line printed
+            _say("error: stopped; cleanup did not finish in time, the next run removes the temporary folder")
         os._exit(code)
 
     timer = threading.Timer(CLEANUP_DEADLINE_S, force_exit)
@@ -143,22 +163,32 @@ def exit_if_cleanup_hangs(code: int) -> None:
     timer.start()
 
 
-def _raise_terminated(signum, frame):
-    exit_if_cleanup_hangs(128 + signal.SIGTERM)
-    raise _Terminated()
-
-
-def _raise_interrupted(signum, frame):
-    exit_if_cleanup_hangs(128 + signal.SIGINT)
-    raise KeyboardInterrupt()
+def _on_stop_signal(signum, frame):
+    """The first Ctrl-C or SIGTERM raises, so that the cleanup runs (``generate`` removes what it was
+    writing). A second one must not raise inside that cleanup (it would cut it short, and can leave
+    the process pool waiting forever at exit), so it ends the process at once, in one line: the
+    workers die with it, and the next run removes a dead run's temporary folder."""
+    code = 128 + signum
+    if _Stop.state == "done":  # the cleanup is over and its line printed: only the exit was left
+        os._exit(code)
+    if _Stop.state == "reporting":  # the line is being printed; the process ends right after
+        return
+    if _Stop.state == "cleaning":
+        _say(f"error: {STOPPED[signum]} again; stopped before the cleanup finished: "
+             "the next run removes what this one left half-written")
+        os._exit(code)
+    _Stop.state = "cleaning"
+    exit_if_cleanup_hangs(code)
+    raise _Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(argv)
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _raise_terminated)
-        signal.signal(signal.SIGINT, _raise_interrupted)
+    _Stop.state = "running"
     try:
+        if threading.current_thread() is threading.main_thread():
+            for signum in STOPPED:
+                signal.signal(signum, _on_stop_signal)
         if args.verify:
             return _verify(args)
         started = time.perf_counter()
@@ -174,17 +204,15 @@ def main(argv: list[str] | None = None) -> int:
             seed=DEFAULT_SEED if args.seed is None else args.seed,
             formats=formats,
         )
+        elapsed = time.perf_counter() - started
+        print(f"{read_manifest(path)['rows']:,} rows ready in {path} ({elapsed:.1f} s)")
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as interrupt:
-        terminated = isinstance(interrupt, _Terminated)
-        print(
-            f"error: {'terminated (SIGTERM)' if terminated else 'interrupted'}; nothing half-written was kept",
-            file=sys.stderr,
-        )
-        return 128 + (signal.SIGTERM if terminated else signal.SIGINT)
-    elapsed = time.perf_counter() - started
-    print(f"{read_manifest(path)['rows']:,} rows ready in {path} ({elapsed:.1f} s)")
+        signum = signal.SIGTERM if isinstance(interrupt, _Terminated) else signal.SIGINT
+        _Stop.state = "reporting"
+        print(f"error: {STOPPED[signum]}; nothing half-written was kept", file=sys.stderr, flush=True)
+        _Stop.state = "done"
+        return 128 + signum
     return 0
-

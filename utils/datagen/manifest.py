@@ -33,8 +33,99 @@ def sha256_file(path: Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
+class DamagedManifest(ValueError):
+    """A ``manifest.json`` that is not what the generator writes (edited by hand, cut short): one
+    line that says what is wrong and the command that makes the data again."""
+
+    def __init__(self, directory: Path, problem: str, command: str):
+        self.problem = problem
+        super().__init__(
+            f"the manifest {directory / MANIFEST_NAME} is damaged ({problem}): run `{command}` to make the data again"
+        )
+
+
 def read_manifest(directory: Path) -> dict:
-    return json.loads((directory / MANIFEST_NAME).read_text())
+    """The manifest of ``directory``, checked to have the shape the generator writes (the keys its
+    readers use, with their types); ``DamagedManifest`` otherwise. A missing or unreadable file
+    raises the ``OSError``."""
+    content = (directory / MANIFEST_NAME).read_bytes()
+    try:
+        manifest = json.loads(content)
+    except ValueError as error:  # not JSON, or not text
+        manifest, problem = None, f"not valid JSON: {error}"
+    else:
+        problem = manifest_problem(manifest)
+        if problem is None:
+            return manifest
+    params_readable = _is(manifest, dict) and _params_problem(manifest.get("params")) is None
+    command = regenerate_command(directory, manifest) if params_readable else _rebuild_by_name(directory)
+    raise DamagedManifest(directory, problem, command)
+
+
+_KINDS = {dict: "an object", list: "a list", int: "a whole number", str: "a string"}
+# What each part of a manifest must be: required keys, then keys that older formats lack.
+_TOP_REQUIRED = {"params": dict, "rows": int, "partitions": list, "ground_truth": dict}
+_TOP_OPTIONAL = {"files": dict, "customers": dict}
+_PARAMS_REQUIRED = {"scale": str, "rows": int, "partitions": int, "seed": int, "formats": list}
+_PARAMS_OPTIONAL = {"customers": int, "format_version": int}
+_PART_REQUIRED = {"index": int, "rows": int, "files": dict, "bytes": dict}
+_FILE_REQUIRED = {"bytes": int, "sha256": str}
+
+
+def _is(value: object, kind: type) -> bool:
+    return isinstance(value, kind) and not isinstance(value, bool)
+
+
+def _shape_problem(where: str, value: object, required: dict, optional: dict | None = None) -> str | None:
+    """The first key of ``value`` (an object, named ``where``) that is missing or of the wrong type."""
+    if not _is(value, dict):
+        return f"{where} is not an object"
+    for name, kind in {**required, **(optional or {})}.items():
+        if name not in value:
+            if name in required:
+                return f"{where}.{name} is missing"
+        elif not _is(value[name], kind):
+            return f"{where}.{name} is not {_KINDS[kind]}"
+    return None
+
+
+def manifest_problem(manifest: object) -> str | None:
+    """What makes ``manifest`` (parsed JSON) differ in shape from what the generator writes, in a
+    few words (``params is not an object``), or None."""
+    if not _is(manifest, dict):
+        return "it is not a JSON object"
+    problem = _shape_problem("manifest", manifest, _TOP_REQUIRED, _TOP_OPTIONAL)
+    if problem is not None:
+        return problem.removeprefix("manifest.")
+    problem = _params_problem(manifest["params"])
+    for index, part in enumerate(manifest["partitions"]):
+        problem = problem or _shape_problem(f"partitions[{index}]", part, _PART_REQUIRED)
+    for rel, entry in (manifest.get("files") or {}).items():
+        problem = problem or _shape_problem(f"files[{rel!r}]", entry, _FILE_REQUIRED)
+    if problem is None and "customers" in manifest:
+        problem = _shape_problem("customers", manifest["customers"], {"rows": int})
+    return problem
+
+
+def _params_problem(params: object) -> str | None:
+    problem = _shape_problem("params", params, _PARAMS_REQUIRED, _PARAMS_OPTIONAL)
+    if problem is None and not all(_is(fmt, str) for fmt in params["formats"]):
+        return "params.formats is not a list of strings"
+    return problem
+
+
+def _rebuild_by_name(directory: Path) -> str:
+    """The command that makes the dataset in ``directory`` again when its manifest no longer says
+    with which parameters: the scale from the folder's name (``transactions-<scale>``)."""
+    scale = directory.name.removeprefix("transactions-")
+    command = "python -m utils.datagen" + (f" --scale {scale}" if scale in SCALES else "")
+    return command + _data_dir_flag(directory) + " --force"
+
+
+def _data_dir_flag(directory: Path) -> str:
+    if directory.parent.resolve() != default_data_dir().resolve():
+        return f" --data-dir {directory.parent}"
+    return ""
 
 
 def file_problems(directory: Path, manifest: dict, checksums: bool) -> list[str]:
@@ -74,6 +165,8 @@ def why_incomplete(directory: Path, params: Params | None = None) -> str | None:
         manifest = read_manifest(directory)
     except FileNotFoundError:
         return "it has no manifest (an interrupted run?)" if directory.exists() else "it does not exist"
+    except DamagedManifest as error:
+        return f"its manifest is damaged ({error.problem})"
     except (OSError, ValueError) as error:
         return f"its manifest cannot be read ({error})"
     stored = dict(manifest.get("params", {}))
@@ -110,6 +203,4 @@ def regenerate_command(directory: Path, manifest: dict) -> str:
         command += f" --seed {params['seed']}"
     if sorted(params.get("formats", ())) != ["csv", "parquet"]:
         command += f" --formats {','.join(params['formats'])}"
-    if directory.parent.resolve() != default_data_dir().resolve():
-        command += f" --data-dir {directory.parent}"
-    return command + " --force"
+    return command + _data_dir_flag(directory) + " --force"

@@ -12,6 +12,10 @@ from dataclasses import dataclass
 from utils.datagen.scales import SCALES, resolve_scale
 
 FORMATS = ("csv", "parquet")
+# Each partition is a file per format, with a fixed cost to generate, write and hash (about 10 ms):
+# below this many rows per partition that cost is most of the work (tiny's 20,000 rows in 20,000
+# partitions take minutes), and no course scale or test comes close (the smallest use 1,500).
+MIN_ROWS_PER_PARTITION = 1_000
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,14 @@ def make_params(
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if partitions > rows:
         raise ValueError(f"partitions ({partitions}) cannot exceed rows ({rows})")
+    if partitions > 1 and rows < partitions * MIN_ROWS_PER_PARTITION:
+        most = max(1, rows // MIN_ROWS_PER_PARTITION)
+        raise ValueError(
+            f"partitions ({partitions:,}) too many for {rows:,} rows: each would hold {rows // partitions:,} "
+            f"row{'s' if rows // partitions != 1 else ''}, and a partition needs at least "
+            f"{MIN_ROWS_PER_PARTITION:,} to be worth its own files; "
+            f"use at most {most:,} partition{'s' if most != 1 else ''}"
+        )
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     formats = tuple(sorted(set(formats)))

@@ -2,12 +2,16 @@
 table, each hashed as it is written.
 
 ``write_partition`` is what every generator worker process runs; the benchmark of the generator's
-stages (``benchmarks/datagen_speed.py``) times the same public steps one by one.
+stages (``benchmarks/datagen_speed.py``) times the same public steps one by one. What else a worker
+runs (``worker_init``, ``write_partition_unless_stopping``) is here too, so that a worker imports only
+what generating needs, not ``build``'s imports (Dask among them, which would slow every worker's start).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,6 +20,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
+from utils.base.lifetime import die_with_parent, exit_when_orphaned
 from utils.datagen.arrow_columns import cents_as_decimal
 from utils.datagen.customers import customers_table
 from utils.datagen.groundtruth import partial_totals
@@ -131,3 +136,27 @@ def write_partition(directory: str, params: Params, index: int) -> dict:
         "partial": partial,
     }
 
+
+# --- the worker processes' side of ``build``'s process pool ---------------------------------------
+
+STOP_MARKER = ".stopping"  # written into the folder being built when the generator stops early
+
+
+def worker_init(parent_pid: int) -> None:
+    """Runs first in every worker: die with the generator, leave Ctrl-C to it."""
+    # Ctrl-C in a terminal reaches the whole process group; the parent stops the pool itself.
+    # The worker started with SIGINT blocked (build._ctrl_c_held); one that came meanwhile is dropped.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    die_with_parent(parent_pid)
+    exit_when_orphaned(parent_pid, "datagen-parent-watch")
+
+
+def write_partition_unless_stopping(directory: str, params: Params, index: int) -> dict | None:
+    """``write_partition``, unless the generator is stopping (Ctrl-C, an error): then the partitions
+    already queued for the workers are skipped at once instead of being generated into a folder
+    about to be removed, and the pool stops after the partitions being written."""
+    if os.path.exists(os.path.join(directory, STOP_MARKER)):
+        return None
+    return write_partition(directory, params, index)

@@ -6,7 +6,7 @@
     python -m utils.progress reset
 
 Bad arguments and failures (a folder that does not exist or cannot be written) end in one
-``error: ...`` line on stderr and exit 2.
+``error: ...`` line on stderr, naming the folder and the fix, and exit 2.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from utils.base.paths import SCRATCH_ENV_VAR
 from utils.progress.report import progress_text
 from utils.progress.room import collect, room_text, write_export, write_room
 from utils.progress.store import clear, progress_file
@@ -30,7 +31,11 @@ class _OneLineParser(argparse.ArgumentParser):
 def _folder(text: str) -> Path:
     if not text.strip():
         raise argparse.ArgumentTypeError("empty; give a folder")
-    return Path(text).expanduser()
+    try:
+        return Path(text).expanduser()
+    except RuntimeError:  # pathlib's bare "Could not determine home directory." for an unknown ~user
+        raise argparse.ArgumentTypeError(f"{text!r} starts with a home folder this machine does not know; "
+                                         "write the folder out in full") from None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,18 +54,31 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _export(out: Path | None, name: str | None) -> Path:
+    """Write the export into ``out`` (default: the progress file's folder, created when missing). A
+    folder that cannot be written is one line naming it and what to do instead; nothing is left in it."""
+    folder = progress_file().parent if out is None else out
+    if out is not None and not out.is_dir():
+        raise OSError(f"{out} is not a folder")
+    fix = "pass --out with a folder you can write to"
+    if out is None:
+        fix += f", or set {SCRATCH_ENV_VAR} to a folder of your own"
+    try:
+        if out is None:
+            folder.mkdir(parents=True, exist_ok=True)
+        return write_export(folder, name)
+    except OSError as error:
+        why = getattr(error, "why", None) or error.strerror or str(error)
+        raise OSError(f"cannot write the export to {folder} ({why}): {fix}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command in (None, "show"):
             print(progress_text())
         elif args.command == "export":
-            out = args.out or progress_file().parent
-            if args.out is None:
-                out.mkdir(parents=True, exist_ok=True)
-            elif not out.is_dir():
-                raise OSError(f"{out} is not a folder")
-            print(f"wrote {write_export(out, args.name)}: hand this file to your instructor")
+            print(f"wrote {_export(args.out, args.name)}: hand this file to your instructor")
         elif args.command == "collect":
             if not args.folder.is_dir():
                 raise OSError(f"{args.folder} is not a folder")

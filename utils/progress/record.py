@@ -12,9 +12,9 @@ from datetime import datetime
 
 from utils.notebook_grammar import exercise_key
 from utils.progress.catalogue import course_exercises, find_exercise, notebook_hint
-from utils.progress.store import OUTCOMES, RECORD_VERSION, append, warn
+from utils.progress.store import DATA_CHANGED, OUTCOMES, RECORD_VERSION, WRONG, append, warn
 
-REASON_LIMIT = 300  # characters of a wrong answer's one-line reason kept in the record
+REASON_LIMIT = 300  # characters of a wrong answer's (or changed data's) one-line reason kept in the record
 
 
 def one_line(text: str, limit: int = REASON_LIMIT) -> str:
@@ -39,7 +39,7 @@ def build_record(names: Sequence[str], check_name: str, outcome: str, reason: st
         "exercise": exercise.title if exercise else None,
         "key": key,
         "outcome": outcome,
-        "reason": one_line(reason) if outcome == "wrong" and reason else None,
+        "reason": one_line(reason) if outcome in (WRONG, DATA_CHANGED) and reason else None,
     }
 
 

@@ -2,7 +2,10 @@
 
 An exercise counts as right or wrong by its latest graded attempt. A later "not attempted" (the
 check run again after the answer cell was emptied, e.g. in a fresh copy of the notebook) does not
-erase an attempt: the table says what the learner has done, not what the last Run All saw.
+erase an attempt: the table says what the learner has done, not what the last Run All saw. "Data
+changed" is an attempt the check could not judge (the dataset's files changed since generation):
+never shown or counted as wrong, it says to regenerate the data and re-run the notebook from the
+top. Its column shows only where some exercise has it, so the usual table keeps its columns.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ import pandas as pd
 
 from utils.notebook_grammar import NUMBERED_SECTION, Exercise
 from utils.progress.catalogue import course_exercises, find_exercise
-from utils.progress.store import NOT_ATTEMPTED, OUTCOMES, RIGHT, WRONG, progress_file, read_records
+from utils.progress.store import DATA_CHANGED, NOT_ATTEMPTED, OUTCOMES, RIGHT, WRONG, progress_file, read_records
 
 UNKNOWN_NOTEBOOK = "unknown notebook"
 EXERCISE_COLUMNS = ["notebook", "exercise", "outcome", "time", "revisit", "reason"]
-NOTEBOOK_COLUMNS = ["exercises", RIGHT, WRONG, NOT_ATTEMPTED, "revisit"]
+NOTEBOOK_COLUMNS = ["exercises", RIGHT, WRONG, NOT_ATTEMPTED, "revisit"]  # and DATA_CHANGED where any has it
+RERUN = "re-run the notebook from the top"
 
 
 def latest_outcomes(records: Sequence[dict[str, Any]], exercises: Sequence[Exercise]) -> pd.DataFrame:
@@ -44,14 +48,15 @@ def latest_outcomes(records: Sequence[dict[str, Any]], exercises: Sequence[Exerc
             "outcome": outcome,
             "time": record.get("time") or "",
             "revisit": (exercise.revisit if exercise else target[0]) if outcome == WRONG else "",
-            "reason": (record.get("reason") or "") if outcome == WRONG else "",
+            "reason": (record.get("reason") or "") if outcome in (WRONG, DATA_CHANGED) else "",
             "section": exercise.revisit_section if exercise else "",
         })
     return pd.DataFrame(rows, columns=[*EXERCISE_COLUMNS, "section"])
 
 
 def per_notebook(table: pd.DataFrame) -> pd.DataFrame:
-    """Exercises right, wrong and not attempted per notebook, and the sections to revisit."""
+    """Exercises right, wrong and not attempted per notebook (and with changed data, where any), and
+    the sections to revisit."""
     rows = []
     for notebook, group in table.groupby("notebook", sort=False):
         counts = group["outcome"].value_counts()
@@ -61,28 +66,39 @@ def per_notebook(table: pd.DataFrame) -> pd.DataFrame:
             **{outcome: int(counts.get(outcome, 0)) for outcome in OUTCOMES},
             "revisit": ", ".join(dict.fromkeys(r for r in group["revisit"] if r)),
         })
-    return pd.DataFrame(rows, columns=["notebook", *NOTEBOOK_COLUMNS]).set_index("notebook")
+    columns = list(NOTEBOOK_COLUMNS)
+    if (table["outcome"] == DATA_CHANGED).any():
+        columns.insert(columns.index(NOT_ATTEMPTED) + 1, DATA_CHANGED)
+    return pd.DataFrame(rows, columns=["notebook", *columns]).set_index("notebook")
 
 
 def summary_text(table: pd.DataFrame, path: Path) -> str:
-    """The totals, and for each wrong exercise where to read again and why it was wrong."""
+    """The totals, for each wrong exercise where to read again and why it was wrong, and for each
+    exercise whose data changed what the check said (how to regenerate the data)."""
     counts = table["outcome"].value_counts()
     if not (table["time"] != "").any():
         return f"no exercise graded yet (nothing recorded in {path}): run an exercise's check cell, then this again"
+    changed = table[table["outcome"] == DATA_CHANGED]
+    also = f", {len(changed)} {DATA_CHANGED}" if len(changed) else ""
     lines = [f"{counts.get(RIGHT, 0)} of {len(table)} exercises right, {counts.get(WRONG, 0)} wrong, "
-             f"{counts.get(NOT_ATTEMPTED, 0)} not attempted (recorded in {path})"]
+             f"{counts.get(NOT_ATTEMPTED, 0)} not attempted{also} (recorded in {path})"]
     wrong = table[table["outcome"] == WRONG]
     if len(wrong):
         lines.append("Revisit:")
         lines += [f"  {row.notebook}, {row.exercise}: {row.reason or 'wrong'}"
                   + (f" → revisit section {row.section}" if row.section else "") for row in wrong.itertuples()]
+    if len(changed):
+        lines.append(f"Data changed under these checks, not your answer: regenerate the data as the line says, "
+                     f"then {RERUN}:")
+        lines += [f"  {row.notebook}, {row.exercise}: {row.reason or 'the data files were changed after generation'}"
+                  for row in changed.itertuples()]
     return "\n".join(lines)
 
 
 def notebooks_text(notebooks: pd.DataFrame) -> str:
     """``per_notebook``'s table as plain aligned text: a header of what each column counts, one line
     per notebook, numbers right-aligned, nothing for an empty cell (no index name row, no ``NaN``)."""
-    header = ["notebook", *NOTEBOOK_COLUMNS]
+    header = ["notebook", *notebooks.columns]
     rows = [[str(name), *("" if pd.isna(value) else str(value) for value in row)]
             for name, row in zip(notebooks.index, notebooks.itertuples(index=False), strict=True)]
     widths = [max(len(line[i]) for line in [header, *rows]) for i in range(len(header))]
@@ -105,7 +121,8 @@ def next_step(table: pd.DataFrame, exercises: Sequence[Exercise]) -> str:
             number = exercise.notebook.split("_", 1)[0]
             section = NUMBERED_SECTION.match(exercise.section)
             where = f"notebook {number} §{section.group(1)}" if section else f"notebook {number}"
-            return f"next: {where} {exercise.title}"
+            changed = outcomes.get((exercise.notebook, exercise.title)) == DATA_CHANGED
+            return f"next: {where} {exercise.title}" + (f" ({RERUN}: the data changed)" if changed else "")
     return (f"all {len(exercises)} exercises right: well done — the review notebook's questions go over "
             "the whole course")
 

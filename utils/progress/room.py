@@ -1,11 +1,13 @@
 """The instructor's view without an LMS: learners export one anonymous file each, the instructor
 merges a folder of them into a room table and a chart of the share right / wrong / not attempted
-per exercise (``python -m utils.progress export`` / ``collect DIR``).
+per exercise (``python -m utils.progress export`` / ``collect DIR``), and "data changed" where a
+learner's check found the dataset changed since generation: never counted as a wrong answer.
 
 An export holds the latest outcome of each exercise of the course's notebooks (not of the
-learner's own notebooks) and a random learner id (kept next to the
-progress file, so exporting again replaces the learner's earlier file in a shared folder instead of
-counting them twice); a name only when the learner types one; no reasons, times, paths or user
+learner's own notebooks) and a learner id (random, kept next to the progress file; derived from the
+account and the progress file's path where that folder cannot be written), the same at every export
+with or without ``--out``, so exporting again replaces the learner's earlier file in a shared folder
+instead of counting them twice; a name only when the learner types one; no reasons, times, paths or user
 names. Learners can write to the folder an instructor collects, so ``collect`` reads regular files of
 at most ``EXPORT_LIMIT`` bytes only, counts only the course's own exercises, escapes what it prints
 or draws (``printable``), keeps formulas out of its CSV cells and writes its outputs whole, never
@@ -16,11 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import re
 import reprlib
 import secrets
+import socket
 import stat
 import tempfile
 from dataclasses import dataclass, field
@@ -34,7 +38,7 @@ from matplotlib.figure import Figure
 
 from utils.progress.catalogue import course_exercises
 from utils.progress.report import progress_table
-from utils.progress.store import NOT_ATTEMPTED, OUTCOMES, RIGHT, WRONG, progress_file
+from utils.progress.store import DATA_CHANGED, NOT_ATTEMPTED, OUTCOMES, RIGHT, WRONG, progress_file
 
 EXPORT_FORMAT = "dask-course-progress"
 EXPORT_VERSION = 1
@@ -45,13 +49,16 @@ ROW_LIMIT = 1000  # exercises listed in one export (the course has a few dozen)
 CLOCK_SKEW = timedelta(minutes=5)  # an export dated later than now by more than this claims to come from the future
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet runs a cell starting so as a formula (OWASP)
 ROOM_CSV, ROOM_PNG, LEARNERS_CSV = "room-progress.csv", "room-progress.png", "room-learners.csv"
-COLOURS = {RIGHT: "#2e7d32", WRONG: "#c62828", NOT_ATTEMPTED: "#bdbdbd"}
+COLOURS = {RIGHT: "#2e7d32", WRONG: "#c62828", NOT_ATTEMPTED: "#bdbdbd", DATA_CHANGED: "#f9a825"}
 
 
 def learner_id(path: Path | None = None) -> str:
-    """A random id for this learner's exports, created once next to the progress file; a fresh one
-    each time when that folder cannot be written (the export still works, it just cannot replace)."""
-    id_file = (progress_file() if path is None else path).with_suffix(".id")
+    """This learner's id, the same in every export (with ``--out`` or without): a random one created
+    once next to the progress file (``progress.id``); where that folder cannot be written (a read-only
+    scratch folder, exported with ``--out``), ``derived_id`` instead, never a fresh one per export,
+    which would count the learner once per export in the room."""
+    progress = progress_file() if path is None else path
+    id_file = progress.with_suffix(".id")
     try:
         text = id_file.read_text().strip()
         if LEARNER_ID.match(text):
@@ -63,8 +70,18 @@ def learner_id(path: Path | None = None) -> str:
         id_file.parent.mkdir(parents=True, exist_ok=True)
         id_file.write_text(new + "\n")
     except OSError:
-        pass
+        return derived_id(progress)
     return new
+
+
+def derived_id(progress: Path) -> str:
+    """An id that needs no file: a hash of the progress file's path, the machine's name and the account
+    (user id, home folder), so each export of one learner has the same and two learners (two accounts,
+    or two containers with the same account) differ. Not random: whoever knows those can compute it,
+    as whoever can read the scratch folder can read ``progress.id``."""
+    account = str(os.getuid()) if hasattr(os, "getuid") else os.environ.get("USERNAME", "")
+    parts = [EXPORT_FORMAT, os.path.realpath(progress), socket.gethostname(), account, os.path.expanduser("~")]
+    return hashlib.sha256("\0".join(parts).encode("utf-8", errors="replace")).hexdigest()[:12]
 
 
 def clean_name(name: str | None) -> str | None:
@@ -99,22 +116,34 @@ def write_export(out_dir: Path, name: str | None = None, path: Path | None = Non
     return target
 
 
+class NotWritten(OSError):
+    """``target`` could not be written, for the reason ``why`` (``Permission denied``); the message
+    names both and the fix."""
+
+    def __init__(self, target: Path, why: str) -> None:
+        super().__init__(f"cannot write {target} ({why}): pass --out with a folder of your own")
+        self.target, self.why = target, why
+
+
 def write_whole(target: Path, data: bytes) -> None:
     """Write ``target`` through a new temporary file beside it, then rename it into place: a reader
     never sees half a file, and a link planted in the target's place (a shared folder) is replaced,
-    never followed. Readable by others: the instructor collects the learners' files."""
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+    never followed. Readable by others: the instructor collects the learners' files. A folder that
+    refuses the write (read-only, another user's file in the target's place) is ``NotWritten``, and
+    nothing is left behind."""
+    temp = None
     try:
+        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.chmod(temp, 0o644)
         os.replace(temp, target)
     except BaseException as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        if isinstance(error, OSError):  # e.g. another user's file in its place in a shared (sticky) folder
-            raise OSError(f"cannot write {target} ({error.strerror or error}): "
-                          "pass --out with a folder of your own") from None
+        if temp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+        if isinstance(error, OSError):
+            raise NotWritten(target, error.strerror or str(error)) from None
         raise
 
 
@@ -215,7 +244,8 @@ class Room:
 
 def merge(exports: list[dict[str, Any]], notebooks: Path | None = None) -> Room:
     """Count each exercise's outcomes over the learners, in course order (exercises the course no
-    longer has come last, in the order the exports list them)."""
+    longer has come last, in the order the exports list them). The "data changed" columns are there
+    only where some export has that outcome, so a room without it has the columns it always had."""
     order = {(e.notebook, e.title): i for i, e in enumerate(course_exercises(notebooks))}
     counts: dict[tuple[str, str], dict[str, int]] = {}
     learners = []
@@ -227,14 +257,15 @@ def merge(exports: list[dict[str, Any]], notebooks: Path | None = None) -> Room:
         learners.append({"learner": data["learner"], "name": printable(data.get("name") or ""),
                          **{o: sum(v == o for v in outcomes.values()) for o in OUTCOMES},
                          "wrong exercises": ", ".join(wrong)})
+    shown = [o for o in OUTCOMES if o != DATA_CHANGED or any(seen[o] for seen in counts.values())]
     rows = []
     for (notebook, exercise), seen in sorted(counts.items(), key=lambda kv: (order.get(kv[0], len(order)),)):
         total = sum(seen.values())
         rows.append({"notebook": notebook, "exercise": exercise, "learners": total, **seen,
                      **{f"share {o}": round(seen[o] / total, 3) for o in OUTCOMES}})
-    columns = ["notebook", "exercise", "learners", *OUTCOMES, *(f"share {o}" for o in OUTCOMES)]
+    columns = ["notebook", "exercise", "learners", *shown, *(f"share {o}" for o in shown)]
     return Room(pd.DataFrame(rows, columns=columns),
-                pd.DataFrame(learners, columns=["learner", "name", *OUTCOMES, "wrong exercises"]))
+                pd.DataFrame(learners, columns=["learner", "name", *shown, "wrong exercises"]))
 
 
 def collect(folder: Path, notebooks: Path | None = None) -> Room:
@@ -281,13 +312,14 @@ def _one_claim(learner: str, files: list[tuple[str, dict[str, Any]]]) -> tuple[d
 
 
 def draw_chart(table: pd.DataFrame, learners: int) -> Figure:
-    """One horizontal bar per exercise, split into the shares right / wrong / not attempted, in course order."""
+    """One horizontal bar per exercise, split into the shares right / wrong / not attempted (and data
+    changed, where the table has it), in course order."""
     labels = [printable(f"{nb[:2]} {ex}" if len(ex) <= 50 else f"{nb[:2]} {ex[:49]}…")
               for nb, ex in zip(table["notebook"], table["exercise"], strict=True)]
     figure = Figure(figsize=(9, 1.2 + 0.35 * max(len(labels), 1)), layout="constrained")
     axes = figure.add_subplot()
     left = [0.0] * len(labels)
-    for outcome in OUTCOMES:
+    for outcome in (o for o in OUTCOMES if f"share {o}" in table.columns):
         shares = [100 * s for s in table[f"share {outcome}"]]
         axes.barh(labels, shares, left=left, color=COLOURS[outcome], label=outcome)
         left = [a + b for a, b in zip(left, shares, strict=True)]
@@ -295,7 +327,7 @@ def draw_chart(table: pd.DataFrame, learners: int) -> Figure:
     axes.set_xlim(0, 100)
     axes.set_xlabel("share of learners (%)")
     axes.set_title(f"Exercise progress of the room ({learners} learner{'s' if learners != 1 else ''})")
-    figure.legend(loc="outside lower center", ncols=3, frameon=False)
+    figure.legend(loc="outside lower center", ncols=4, frameon=False)
     return figure
 
 
@@ -316,11 +348,13 @@ def write_room(room: Room, out_dir: Path) -> list[Path]:
 
 
 def room_text(room: Room) -> str:
-    """The room table as a learner-free text table: per exercise, the shares as percentages."""
+    """The room table as a learner-free text table: per exercise, the shares as percentages; the
+    exercise most often wrong, and how many learners' checks found the data changed (no wrong answer)."""
     table = room.exercises
+    outcomes = [o for o in OUTCOMES if f"share {o}" in table.columns]
     shown = pd.DataFrame({
         "exercise": [printable(f"{nb[:2]} {ex}") for nb, ex in zip(table["notebook"], table["exercise"], strict=True)],
-        **{o: [f"{100 * s:.0f} %" for s in table[f"share {o}"]] for o in OUTCOMES},
+        **{o: [f"{100 * s:.0f} %" for s in table[f"share {o}"]] for o in outcomes},
     })
     stuck = table.sort_values(["share wrong", "share not attempted"], ascending=False).head(1)
     lines = [f"{len(room.learners)} learners, {len(table)} exercises"]
@@ -328,4 +362,9 @@ def room_text(room: Room) -> str:
         row = stuck.iloc[0]
         lines.append(printable(f"most often wrong: {row['notebook'][:2]} {row['exercise']} "
                                f"({100 * row['share wrong']:.0f} % of the room)"))
+    changed = int((room.learners[DATA_CHANGED] > 0).sum()) if DATA_CHANGED in room.learners.columns else 0
+    if changed:
+        whose = f"{changed} learners'" if changed > 1 else "1 learner's"
+        lines.append(f"data changed under {whose} checks (not wrong answers: they regenerate the data, then re-run "
+                     "the notebook from the top)")
     return "\n".join(lines + ["", shown.to_string(index=False)])

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from utils.base.paths import SCRATCH_ENV_VAR, scratch_root
+from utils.base.paths import SCRATCH_ENV_VAR, CoursePathError, scratch_root
 
 try:
     import fcntl
@@ -34,7 +34,10 @@ except ImportError:  # Windows has no fcntl: there each record is one unlocked a
 PROGRESS_ENV_VAR = "COURSE_PROGRESS_FILE"
 PROGRESS_NAME = "progress.jsonl"
 RIGHT, WRONG, NOT_ATTEMPTED = "right", "wrong", "not attempted"
-OUTCOMES = (RIGHT, WRONG, NOT_ATTEMPTED)
+# The check could not judge the answer: the dataset's files no longer match their manifest (edited,
+# or regenerated under the notebook). The learner regenerates the data and re-runs the notebook.
+DATA_CHANGED = "data changed"
+OUTCOMES = (RIGHT, WRONG, NOT_ATTEMPTED, DATA_CHANGED)  # every one reads; older records use the first three
 RECORD_VERSION = 1
 _warned: set[str] = set()
 
@@ -42,7 +45,13 @@ _warned: set[str] = set()
 def progress_file() -> Path:
     """``$COURSE_PROGRESS_FILE``, else ``progress.jsonl`` in the learner's scratch folder."""
     env = os.environ.get(PROGRESS_ENV_VAR, "").strip()
-    return Path(env).expanduser() if env else scratch_root() / PROGRESS_NAME
+    if not env:
+        return scratch_root() / PROGRESS_NAME
+    try:
+        return Path(env).expanduser()
+    except RuntimeError:  # pathlib's bare "Could not determine home directory." for an unknown ~user
+        raise CoursePathError(f"{PROGRESS_ENV_VAR}={env!r} starts with a home folder this machine does not know; "
+                              f"write the path out in full, or unset {PROGRESS_ENV_VAR}") from None
 
 
 def warn(message: str) -> None:
