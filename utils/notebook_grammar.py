@@ -34,6 +34,11 @@ TEMPLATE_NAME = "_template.ipynb"  # the template new notebooks start from; not 
 # --- headings -------------------------------------------------------------------------------------
 TITLE = re.compile(r"^# (\d\d|NN) · \S.*")  # the first line of the first cell; NN in the template
 HEADER_FIELDS = ("Overview", "Prerequisites", "Time", "Exam domains")  # the header cell's **Field.** lines
+# What "Exam domains" may name: the six domains of NVIDIA-Certified Professional: Accelerated Data
+# Science as COURSE_DESIGN.md lists them (published by third parties). The review's bank maps each
+# question to one of them too.
+EXAM_DOMAINS = ("Data Analysis", "Data Manipulation and Software Literacy", "Data Preparation",
+                "GPU and Cloud Computing", "Machine Learning", "MLOps")
 SUMMARY_HEADING = "## Summary"
 REVIEW_QUESTIONS_HEADING = "## Review questions"
 WHATS_NEXT_HEADING = "## What's next"

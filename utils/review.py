@@ -1,4 +1,4 @@
-"""Exam-style review: the question bank, grading with feedback, and a score per topic.
+"""Exam-style review: the question bank, grading with feedback, and a score per topic and exam domain.
 
 The questions live in one data file shipped with this package (``review_bank.yaml``), not in
 notebook code, so they can be validated, reviewed and tested on their own. Each question names
@@ -9,7 +9,9 @@ other one is wrong, with outdated spellings marked as such.
 Notebook 09 shows a question with ``quiz.ask(id)`` and grades the learner's letter(s) with
 ``quiz.answer(id, "b")``. The answer cells ship with an empty answer, so Run All never answers
 for the learner; ``quiz.score()`` then reports per topic what is right, what is not answered yet,
-and which sections to revisit, and ``quiz.progress()`` the notebooks' exercises beside it.
+and which sections to revisit, with a line per exam domain above it, and ``quiz.progress()`` the
+notebooks' exercises beside it. Every question names the one exam domain it prepares for (the bank's
+``domains``), so ``docs/exam-map.md`` can count the bank per domain.
 """
 
 from __future__ import annotations
@@ -23,14 +25,15 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from utils.notebook_grammar import NOTEBOOK_STEM, NUMBERED_SECTION
+from utils.notebook_grammar import EXAM_DOMAINS, NOTEBOOK_STEM, NUMBERED_SECTION
 from utils.progress.report import show as show_progress
 
 BANK_NAME = "review_bank.yaml"
 NOT_ANSWERED = "not answered yet"
 LETTERS = "abcdef"
 ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-QUESTION_KEYS = {"id", "topic", "notebook", "section", "question", "options", "answer", "select"}
+QUESTION_KEYS = {"id", "topic", "domain", "notebook", "section", "question", "options", "answer", "select"}
+
 OPTION_KEYS = {"text", "why", "outdated"}
 SELECT_RULES = {
     "one": "exactly one option is right: type its letter",
@@ -68,6 +71,7 @@ class Question:
 
     id: str
     topic: str
+    domain: str
     notebook: str
     section: str
     text: str
@@ -141,10 +145,16 @@ class Question:
 
 @dataclass(frozen=True)
 class Bank:
-    """All questions, and the topics they are scored by (in the order the review shows them)."""
+    """All questions, the topics they are scored by (in the order the review shows them), and the
+    exam domains they prepare for."""
 
     topics: dict[str, str]
     questions: tuple[Question, ...]
+    domains: dict[str, str]
+
+    def per_domain(self) -> dict[str, int]:
+        """How many questions prepare for each exam domain, every domain named (0 where none does)."""
+        return {name: sum(q.domain == key for q in self.questions) for key, name in self.domains.items()}
 
     def question(self, question_id: str) -> Question:
         for question in self.questions:
@@ -185,13 +195,18 @@ def load_bank(path: str | Path | None = None) -> Bank:
 
 def parse_bank(data: Any, name: str = BANK_NAME) -> Bank:
     """Validate the bank's structure; every error names the question and what to fix."""
-    if not isinstance(data, dict) or set(data) != {"topics", "questions"}:
-        raise BankError(f"{name}: the top level must be a mapping with exactly the keys 'topics' and 'questions'")
+    if not isinstance(data, dict) or set(data) != {"topics", "domains", "questions"}:
+        raise BankError(f"{name}: the top level must be a mapping with exactly the keys 'topics', 'domains' "
+                        "and 'questions'")
     topics = data["topics"]
     if not isinstance(topics, dict) or not topics or not all(
         isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in topics.items()
     ):
         raise BankError(f"{name}: 'topics' must map each topic key to its title")
+    domains = data["domains"]
+    if not isinstance(domains, dict) or sorted(map(str, domains.values())) != sorted(EXAM_DOMAINS):
+        raise BankError(f"{name}: 'domains' must map a short key to each of the exam's six domains: "
+                        f"{', '.join(EXAM_DOMAINS)}")
     if not isinstance(data["questions"], list) or not data["questions"]:
         raise BankError(f"{name}: 'questions' must be a non-empty list")
     questions: list[Question] = []
@@ -199,7 +214,7 @@ def parse_bank(data: Any, name: str = BANK_NAME) -> Bank:
     for number, entry in enumerate(data["questions"], start=1):
         label = entry.get("id") if isinstance(entry, dict) and isinstance(entry.get("id"), str) else None
         where = f"{name}: question {label!r}" if label else f"{name}: question #{number} (no id)"
-        question = _parse_question(entry, topics, where)
+        question = _parse_question(entry, topics, domains, where)
         if question.id in seen:
             raise BankError(f"{where}: the id is used twice; ids must be unique")
         seen.add(question.id)
@@ -209,10 +224,11 @@ def parse_bank(data: Any, name: str = BANK_NAME) -> Bank:
         raise BankError(f"{name}: topic {empty[0]!r} has no questions; remove it or add one")
     order = list(topics)
     questions.sort(key=lambda q: order.index(q.topic))  # stable: the file's order within a topic
-    return Bank(dict(topics), tuple(questions))
+    order_of_domains = {key: domains[key] for key in sorted(domains, key=lambda k: EXAM_DOMAINS.index(domains[k]))}
+    return Bank(dict(topics), tuple(questions), order_of_domains)
 
 
-def _parse_question(entry: Any, topics: dict[str, str], where: str) -> Question:
+def _parse_question(entry: Any, topics: dict[str, str], domains: dict[str, str], where: str) -> Question:
     if not isinstance(entry, dict):
         raise BankError(f"{where}: must be a mapping of {', '.join(sorted(QUESTION_KEYS))}")
     unknown = sorted(set(entry) - QUESTION_KEYS)
@@ -221,13 +237,15 @@ def _parse_question(entry: Any, topics: dict[str, str], where: str) -> Question:
     missing = sorted(QUESTION_KEYS - {"select"} - set(entry))
     if missing:
         raise BankError(f"{where}: missing {missing[0]!r}")
-    for key in ("id", "topic", "notebook", "section", "question"):
+    for key in ("id", "topic", "domain", "notebook", "section", "question"):
         if not isinstance(entry[key], str) or not entry[key].strip():
             raise BankError(f"{where}: {key!r} must be non-empty text")
     if not ID.match(entry["id"]):
         raise BankError(f"{where}: the id must be lowercase words joined by '-'")
     if entry["topic"] not in topics:
         raise BankError(f"{where}: topic {entry['topic']!r} is not one of {', '.join(topics)}")
+    if entry["domain"] not in domains:
+        raise BankError(f"{where}: domain {entry['domain']!r} is not one of {', '.join(domains)}")
     if not NOTEBOOK_STEM.match(entry["notebook"]):
         raise BankError(f"{where}: notebook {entry['notebook']!r} is not a notebook name like '03_groupby_sum'")
     if not NUMBERED_SECTION.match(entry["section"]):
@@ -252,7 +270,8 @@ def _parse_question(entry: Any, topics: dict[str, str], where: str) -> Question:
     outdated_right = [o.letter for o in options if o.outdated and o.letter in given]
     if outdated_right:
         raise BankError(f"{where}: option {outdated_right[0]!r} is marked outdated but is a right answer")
-    return Question(entry["id"], entry["topic"], entry["notebook"], entry["section"], entry["question"],
+    return Question(entry["id"], entry["topic"], entry["domain"], entry["notebook"], entry["section"],
+                    entry["question"],
                     options, frozenset(given), select)
 
 
@@ -342,11 +361,22 @@ class Quiz:
         per notebook, and what to revisit, from the outcomes the checks recorded (``utils.progress``)."""
         return show_progress()
 
+    def _per_domain(self) -> str:
+        """Right of answered per exam domain, for the domains the learner answered questions of."""
+        parts = []
+        for key, title in self.bank.domains.items():
+            answered = [q for q in self.bank.questions if q.domain == key and q.id in self.answers]
+            if answered:
+                right = sum(q.is_right(self.answers[q.id]) for q in answered)
+                parts.append(f"{title} {right}/{len(answered)}")
+        return "; ".join(parts)
+
     def _summary(self, table: pd.DataFrame) -> str:
         answered, right, total = table["answered"].sum(), table["right"].sum(), table["questions"].sum()
         if answered == 0:
             return f"{NOT_ANSWERED}: answer the questions above (quiz.answer cells), then run this cell again"
-        lines = [f"{right} of {answered} answered questions right ({total - answered} of {total} not answered yet)"]
+        lines = [f"{right} of {answered} answered questions right ({total - answered} of {total} not answered yet)",
+                 "By exam domain: " + self._per_domain()]
         wrong = [q for q in self.bank.questions if q.id in self.answers and not q.is_right(self.answers[q.id])]
         if wrong:
             lines.append("Revisit:")

@@ -164,14 +164,22 @@ SMALL_BANK = """
 topics:
   alpha: Alpha topic
   beta: Beta topic
+domains:
+  da: Data Analysis
+  dm: Data Manipulation and Software Literacy
+  dp: Data Preparation
+  gc: GPU and Cloud Computing
+  ml: Machine Learning
+  ops: MLOps
 questions:
-  - {id: a1, topic: alpha, notebook: 01_x, section: "2 · Two", question: Pick one, answer: b,
+  - {id: a1, topic: alpha, domain: gc, notebook: 01_x, section: "2 · Two", question: Pick one, answer: b,
      options: {a: {text: A, why: not it}, b: {text: B, why: this one}, c: {text: C, why: not it}}}
-  - {id: a2, topic: alpha, notebook: 03_y, section: "4 · Four", question: Pick one, answer: a,
+  - {id: a2, topic: alpha, domain: dm, notebook: 03_y, section: "4 · Four", question: Pick one, answer: a,
      options: {a: {text: A, why: this one}, b: {text: B, why: not it}, c: {text: C, why: not it}}}
-  - {id: a3, topic: alpha, notebook: 01_x, section: "2 · Two", question: Pick one, answer: [a, c], select: all,
+  - {id: a3, topic: alpha, domain: gc, notebook: 01_x, section: "2 · Two", question: Pick one, answer: [a, c],
+     select: all,
      options: {a: {text: A, why: this one}, b: {text: B, why: not it}, c: {text: C, why: this one}}}
-  - {id: b1, topic: beta, notebook: 05_z, section: "1 · One", question: Pick one, answer: c,
+  - {id: b1, topic: beta, domain: ml, notebook: 05_z, section: "1 · One", question: Pick one, answer: c,
      options: {a: {text: A, why: not it}, b: {text: B, why: not it}, c: {text: C, why: this one}}}
 """
 
@@ -202,6 +210,8 @@ def test_the_score_per_topic_is_right(tmp_path, capsys):
     assert alpha["revisit"] == "03 §4, 01 §2"
     assert (beta["answered"], beta["right"], beta["score"], beta["revisit"]) == (0, 0, NOT_ANSWERED, "")
     assert "1 of 3 answered questions right (1 of 4 not answered yet)" in out
+    # a1 right and a3 wrong are GPU and Cloud Computing; a2 wrong is Data Manipulation; b1 unanswered
+    assert "By exam domain: Data Manipulation and Software Literacy 0/1; GPU and Cloud Computing 1/2" in out
     assert "03_y.ipynb, section 4 · Four" in out and "01_x.ipynb, section 2 · Two" in out
 
     quiz.answer("a3", "c a")  # now exactly the right set
@@ -237,6 +247,10 @@ def _question(data, question_id):
          "question 'a2': option 'a' is marked outdated but is a right answer"),
         (lambda d: _question(d, "a3").update(answer=["a", "b", "c"]), "question 'a3': the answer must name"),
         (lambda d: d["questions"][0].pop("id"), "question #1 (no id): missing 'id'"),
+        (lambda d: _question(d, "a1").pop("domain"), "question 'a1': missing 'domain'"),
+        (lambda d: _question(d, "b1").update(domain="devops"), "question 'b1': domain 'devops' is not one of"),
+        (lambda d: d["domains"].pop("ops"), "'domains' must map a short key to each of the exam's six domains"),
+        (lambda d: d["domains"].update(ops="DevOps"), "'domains' must map a short key to each of the exam's six"),
     ],
 )
 def test_a_malformed_bank_is_refused_naming_the_question(tmp_path, edit, message):
@@ -256,7 +270,7 @@ def test_invalid_yaml_is_refused_with_its_line(tmp_path):
 
 
 def test_a_bank_without_topics_is_refused():
-    with pytest.raises(BankError, match="exactly the keys 'topics' and 'questions'"):
+    with pytest.raises(BankError, match="exactly the keys 'topics', 'domains' and 'questions'"):
         parse_bank({"questions": []}, "bank.yaml")
 
 
@@ -291,6 +305,17 @@ def test_the_exam_map_names_every_domain_and_what_is_not_covered():
     for domain in DOMAINS:
         assert f"\n## {domain}\n" in text, f"no section for {domain}"
     assert "\n## What the course does not cover\n" in text
+
+
+def test_every_question_names_an_exam_domain_and_the_map_counts_them():
+    """The bank's domain names are the six the design names (this file's own list), every question
+    names one, and the exam map's generated table is the count read from the YAML here."""
+    assert sorted(RAW["domains"].values()) == sorted(DOMAINS)
+    counts = {name: sum(q["domain"] == key for q in QUESTIONS) for key, name in RAW["domains"].items()}
+    assert sum(counts.values()) == len(QUESTIONS)
+    text = EXAM_MAP.read_text()
+    for name, count in counts.items():
+        assert f"| {name} | {count} |" in text, f"the exam map does not count {count} questions for {name}"
 
 
 @pytest.mark.parametrize("row", MAP_ROW.findall(EXAM_MAP.read_text()), ids=lambda row: f"{row[0]}§{row[1]}")

@@ -8,12 +8,9 @@ from pathlib import Path
 
 import yaml
 
-from utils.notebook_grammar import NOTEBOOK_FILE
+from utils.notebook_grammar import EXAM_DOMAINS, NOTEBOOK_FILE
 
 INDEX = Path("notebooks/index.yml")
-# The exam's domains as COURSE_DESIGN.md names them (published by third parties).
-EXAM_DOMAINS = ("Data Analysis", "Data Manipulation and Software Literacy", "Data Preparation",
-                "GPU and Cloud Computing", "Machine Learning", "MLOps")
 
 
 class CourseIndexError(ValueError):

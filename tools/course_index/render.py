@@ -64,6 +64,15 @@ def exam_domains_table(course: Course) -> str:
     return _table("| notebook | exam domains it touches |", "|---|---|", rows)
 
 
+def review_domains_table() -> str:
+    """The exam map's count of the review bank's questions per exam domain (utils/review_bank.yaml)."""
+    from utils.review import load_bank  # pandas comes with it: only when the exam map is written or checked
+
+    counts = load_bank().per_domain()
+    rows = [f"| {domain} | {count} |" for domain, count in counts.items()]
+    return _table("| exam domain | review questions (09) |", "|---|---:|", [*rows, f"| all | {sum(counts.values())} |"])
+
+
 def whats_next(course: Course, nb: Notebook) -> str:
     """A notebook's link to the next one, or, for the last, that the course ends here."""
     at = course.notebooks.index(nb)
@@ -80,5 +89,5 @@ def markdown_blocks(course: Course) -> dict[Path, dict[str, str]]:
     guide = {"notebook-minutes": minutes_table(course)}
     guide.update({f"schedule-{s.key}": schedule_table(s) for s in course.schedules})
     return {README: {"notebook-map": notebook_map(course)}, GUIDE: guide,
-            EXAM_MAP: {"exam-domains": exam_domains_table(course)}}
+            EXAM_MAP: {"exam-domains": exam_domains_table(course), "review-domains": review_domains_table()}}
 
