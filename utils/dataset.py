@@ -110,9 +110,11 @@ class Dataset:
     @property
     def parquet_kwargs(self) -> dict:
         """``read_parquet`` arguments that keep one partition per Parquet file on the backend Dask
-        is configured for now. dask_cudf fuses small files up to ``blocksize`` (default 1/32 of one
-        GPU's memory) when the plan is optimized (``_tune_up`` of its Parquet readers,
-        rapidsai/cudf python/dask_cudf/dask_cudf/io/parquet.py), so partition counts after
+        is configured for now. dask_cudf fuses small files when the plan is optimized (``_tune_up`` of
+        its Parquet readers, rapidsai/cudf python/dask_cudf/dask_cudf/io/parquet.py): ``min(⌈blocksize
+        ÷ uncompressed bytes read per file⌉, ⌈√files⌉, 100)`` files per partition, ``blocksize``
+        1/32 of one GPU's memory by default (notebook 02 §8 and ``utils.partitions.parquet_fusion``
+        work it out), so partition counts after
         ``optimize()`` differ from pandas unless ``blocksize=None``, which switches fusion off;
         the pandas backend takes no such argument (it fuses only after a column projection, which
         ``blocksize`` does not switch off)."""

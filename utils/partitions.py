@@ -17,9 +17,16 @@ never had to be capped on those files.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow.parquet as pq
+from distributed import get_client
 
 from utils.backend import Backend, as_backend
+from utils.base.units import human_bytes
 from utils.machine import this_gpu
 
 GPU_BAND = (1 / 32, 1 / 16)  # of one GPU's memory
@@ -27,6 +34,12 @@ COPIES_PER_TASK = 4  # input + output + intermediates of one task, in partitions
 SAFETY = 2  # keep half of the worker's memory for everything else
 MAX_CPU_PARTITION_BYTES = 256 * 2**20
 MIN_PARTITION_BYTES = 64 * 2**10  # below this a task's fixed cost (~1 ms) dwarfs its work
+# Parquet file fusion at optimize time, as dask 2026.7.1 and dask_cudf 26.10 do it:
+FUSION_MAX_FILES = 100  # dask/dataframe/dask_expr/io/io.py, FusedIO._fusion_buckets
+FUSION_MIN_FACTOR = 0.001  # the floor of every reader's _fusion_compression_factor
+GPU_PARQUET_BLOCKSIZE_FRACTION = 1 / 32  # dask_cudf/io/parquet.py, _normalize_blocksize
+GPU_UNKNOWN_DEVICE_BYTES = 8 * 1024**3  # dask_cudf's guess where NVML cannot tell (_get_device_size)
+GPU_SIZE_SAMPLE_FILES = 3  # dask_cudf averages column sizes over the footers of the first 3 files
 
 
 @dataclass(frozen=True)
@@ -87,3 +100,96 @@ def advice_for_client(client, backend: Backend | str | None = None) -> Partition
         memory = min(w["memory_limit"] for w in workers)
     threads = max(w["nthreads"] for w in workers)
     return recommended_partition_bytes(memory, threads, backend)
+
+
+@dataclass(frozen=True)
+class ParquetFusion:
+    """How many Parquet files Dask's default reader (``filesystem="fsspec"``) puts in one partition
+    when it optimizes a plan whose reader feeds another operation, and why."""
+
+    files: int
+    factor: float  # the reader's compression factor: below 1 the optimizer fuses files
+    files_per_partition: int
+    partitions: int
+    reason: str  # how the factor was found
+
+    def __str__(self) -> str:
+        if self.factor >= 1:
+            return f"factor {self.factor:.3g} ({self.reason}) is not below 1: no fusion, {self.partitions} partitions"
+        cap = math.ceil(math.sqrt(self.files))
+        return (f"factor {self.factor:.3g} ({self.reason}); files per partition = min(ceil(1/{self.factor:.3g}), "
+                f"ceil(sqrt({self.files})) = {cap}, {FUSION_MAX_FILES}) = {self.files_per_partition}; "
+                f"partitions = ceil({self.files} / {self.files_per_partition}) = {self.partitions}")
+
+
+def gpu_parquet_blocksize(client=None) -> int:
+    """dask_cudf's default ``read_parquet`` blocksize: 1/32 of the smallest worker GPU's total memory
+    (of this process's GPU without a client; 8 GiB where NVML cannot tell), as ``_normalize_blocksize``
+    in dask_cudf/io/parquet.py (RAPIDS 26.10) computes it."""
+    if client is None:
+        try:
+            client = get_client()
+        except ValueError:  # no client in this process
+            client = None
+    devices = list(client.run(this_gpu).values()) if client is not None else [this_gpu()]
+    memories = [device["memory_bytes"] if device else GPU_UNKNOWN_DEVICE_BYTES for device in devices]
+    return int(min(memories or [GPU_UNKNOWN_DEVICE_BYTES]) * GPU_PARQUET_BLOCKSIZE_FRACTION)
+
+
+def _uncompressed_bytes_per_file(files: Sequence[str]) -> dict[str, float]:
+    """Each column's uncompressed bytes per file, from the footers of the first files, averaged over
+    ``GPU_SIZE_SAMPLE_FILES`` as dask_cudf does (it divides by 3 even when there are fewer files)."""
+    sizes: dict[str, float] = {}
+    for path in files[:GPU_SIZE_SAMPLE_FILES]:
+        metadata = pq.ParquetFile(path).metadata
+        for group in range(metadata.num_row_groups):
+            row_group = metadata.row_group(group)
+            for index in range(row_group.num_columns):
+                column = row_group.column(index)
+                sizes[column.path_in_schema] = sizes.get(column.path_in_schema, 0) + column.total_uncompressed_size
+    return {name: size / GPU_SIZE_SAMPLE_FILES for name, size in sizes.items()}
+
+
+def parquet_fusion(
+    files: Sequence[str | Path],
+    columns: Sequence[str] | None = None,
+    backend: Backend | str | None = None,
+    blocksize: int | None = None,
+) -> ParquetFusion:
+    """The file-fusion rule of ``dd.read_parquet`` (default ``filesystem="fsspec"``, no ``filters=``)
+    for a read of ``columns`` (``None``: every column, no projection) from ``files``.
+
+    Both backends end in ``FusedIO`` (dask/dataframe/dask_expr/io/io.py): files per partition =
+    ``min(ceil(1 / factor), ceil(sqrt(files)), 100)``; only the factor differs:
+
+    - pandas (``ReadParquet._fusion_compression_factor``, dask/dataframe/dask_expr/io/parquet.py):
+      columns read / (columns stored - 1), or 1 without a projection (no fusion);
+    - cudf (``CudfReadParquetFSSpec._fusion_compression_factor``, dask_cudf/io/parquet.py): the
+      uncompressed bytes of the columns read per file (footers of the first three files) /
+      ``blocksize`` (default ``gpu_parquet_blocksize()``; ``blocksize=None`` in the read switches
+      fusion off, which this function does not model).
+
+    Each factor is at least 0.001; at 1 or more nothing is fused."""
+    paths = sorted(str(path) for path in files)
+    if not paths:
+        raise ValueError("no Parquet files given")
+    if as_backend(backend).is_gpu:
+        blocksize = gpu_parquet_blocksize() if blocksize is None else blocksize
+        sizes = _uncompressed_bytes_per_file(paths)
+        read = sum(size for name, size in sizes.items() if columns is None or name.split(".")[0] in columns)
+        if read < 1 or sum(sizes.values()) < 1:
+            factor, reason = 1.0, "no column sizes in the footers"
+        else:
+            factor = max(read / blocksize, FUSION_MIN_FACTOR)
+            reason = f"{human_bytes(int(read))} of the columns read per file / blocksize {human_bytes(blocksize)}"
+    else:
+        stored = len(pq.read_schema(paths[0]).names)
+        if columns is None:
+            factor, reason = 1.0, "no column projection"
+        else:
+            factor = max(len(columns) / max(stored - 1, 1), FUSION_MIN_FACTOR)
+            reason = f"{len(columns)} columns read / ({stored} stored - 1)"
+    if factor >= 1:
+        return ParquetFusion(len(paths), factor, 1, len(paths), reason)
+    per_partition = min(math.ceil(1 / factor), math.ceil(math.sqrt(len(paths))), FUSION_MAX_FILES)
+    return ParquetFusion(len(paths), factor, per_partition, math.ceil(len(paths) / per_partition), reason)

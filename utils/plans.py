@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+from collections import Counter
 from typing import Any
+
+from dask.utils import key_split
 
 SHUFFLE_MARKERS = ("Shuffle", "P2P")  # P2PShuffle, TaskShuffle, DiskShuffle, HashJoinP2P, ...
 
@@ -37,6 +40,24 @@ def plan_lines(collection: Any, width: int = 110, replace: dict[str, str] | None
 def show_plan(collection: Any, width: int = 110, replace: dict[str, str] | None = None) -> None:
     """Print ``plan_lines``: read it bottom-up, from the reader to the result."""
     print("\n".join(plan_lines(collection, width, replace)))
+
+
+def task_counts(collection: Any) -> dict[str, int]:
+    """The tasks of the optimized plan, counted by name (``dask.utils.key_split``, the names the task
+    stream and the dashboard show), most first. Counted before blockwise fusion (``fuse=False``, as
+    ``plan_lines``), so a read and the steps after it count once each per partition.
+
+    This counts what the optimizer really runs: Dask fuses small Parquet files into one read task
+    (``read_parquet-fused``) only when the reader feeds another operation, so a bare
+    ``read_parquet(...).optimize().npartitions`` can differ from the read tasks of a computation."""
+    graph = collection.optimize(fuse=False).__dask_graph__()
+    return dict(Counter(key_split(key) for key in graph).most_common())
+
+
+def read_tasks(collection: Any) -> int:
+    """How many tasks of the optimized plan read files: those whose name says ``read``
+    (``read-csv``, ``read_parquet``, ``read_parquet-fused``, ``readparquetpyarrowfs-fused-parq``, ...)."""
+    return sum(count for name, count in task_counts(collection).items() if "read" in name)
 
 
 def data_movement(collection: Any) -> str:

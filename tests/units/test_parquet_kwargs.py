@@ -1,5 +1,6 @@
 """``Dataset.parquet_kwargs``: one partition per Parquet file on either backend (dask_cudf would
-fuse small files up to 1/32 of a GPU's memory; ``blocksize=None`` switches that off)."""
+fuse small files, by the uncompressed bytes read against ``blocksize``, 1/32 of a GPU's memory by default;
+``blocksize=None`` switches that off)."""
 
 from __future__ import annotations
 

@@ -6,8 +6,10 @@ what ``dd.read_parquet`` does under ``dataframe.backend="cudf"``.
   device, the smallest over the workers when a distributed client exists; 8 GiB if NVML says
   "not supported"), cached per process; a float below 1 is a fraction of the device;
 - the reader is wrapped in a ``NoOp`` so that ``optimize()`` calls its ``_tune_up``, which fuses
-  small files into partitions of up to ``blocksize`` (``CudfFusedIO``; ``CudfFusedParquetIO`` with
-  ``filesystem="arrow"``); before optimizing there is one partition per file (or row-group split);
+  small files, ``min(⌈1 / factor⌉, ⌈√files⌉, 100)`` per partition where the factor is the uncompressed
+  bytes read per file ÷ ``blocksize`` (``CudfFusedIO``; ``CudfFusedParquetIO`` with
+  ``filesystem="arrow"``, whose own rule packs files up to ``blocksize``); before optimizing there is
+  one partition per file (or row-group split);
 - ``blocksize=None`` switches fusion off (one partition per file);
 - ``dtype_backend=``, ``arrow_to_pandas=``, ``open_file_options=`` and any ``engine=`` other than
   cudf's are refused.
