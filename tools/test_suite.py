@@ -45,6 +45,7 @@ BROWSER_TESTS = ("tests/notebooks/test_dashboard_browser.py", "tests/notebooks/t
 GPU_WING_TESTS = "tests/gpu_wing"
 PYTEST_RESULT = re.compile(r"^=*\s*(\d+ (passed|failed|error).*?)\s*=*$")
 FAILED_LOG_LINES = 60
+SLOWEST_SHOWN = 15  # the tests pass's log ends with its slowest tests: where its time goes
 # On 2 cores the passes together keep both cores busy (1,212 CPU seconds in 10 min 42 s with 3 at a
 # time, docs/measurements.md); all 6 at once took longer on the same machine (13 min 54 s).
 DEFAULT_JOBS = 3
@@ -65,7 +66,8 @@ def passes() -> list[Pass]:
     python = sys.executable
     own_passes = [f"--ignore={path}" for path in (*BROWSER_TESTS, GPU_WING_TESTS)]
     return [
-        Pass("tests", "unit, repository, generator and site tests", (python, "-m", "pytest", "tests", *own_passes)),
+        Pass("tests", "unit, repository, generator and site tests",
+             (python, "-m", "pytest", "tests", *own_passes, f"--durations={SLOWEST_SHOWN}")),
         Pass("notebooks", "every notebook under nbval on the CPU, every exercise graded, copies for the site",
              (python, "-m", "pytest", "notebooks", "--course-exercises", f"--course-executed-dir={EXECUTED_DIR}"),
              {"COURSE_BACKEND": "cpu"}),

@@ -261,7 +261,7 @@ def _connect(address: str, timeout: float, security: Any = None) -> Client:
     )
 
 
-def _check_worker_memory(memory_limit: str | float | None, threads: int | None) -> None:
+def check_worker_memory(memory_limit: str | float | None, threads: int | None) -> None:
     """Refuse a per-worker limit that is no size (negative, or not a number of bytes), and one that
     an idle worker already exceeds at its pause line: its workers would pause at once and the
     computation would wait forever, silently. 0 and None are distributed's "no limit"."""
@@ -455,7 +455,7 @@ def start_client(
         if chosen.is_gpu and not dataframes:
             cluster_kwargs.setdefault("enable_cudf_spill", False)  # dask_cuda/local_cuda_cluster.py: `import cudf`
         dashboard_bind_address()  # a bad $COURSE_DASHBOARD_ADDRESS fails before anything is closed
-        _check_worker_memory(memory_limit, threads_per_worker)
+        check_worker_memory(memory_limit, threads_per_worker)
         if replace:
             _close_previous_cluster(quiet)
         let_memory_warnings_through()

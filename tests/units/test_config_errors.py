@@ -80,9 +80,9 @@ def test_a_memory_limit_that_is_no_size_is_one_line_without_negative_bytes(limit
 @pytest.mark.parametrize("limit", [0, "0", 0.0, None, "auto", "2GiB", 0.5])
 def test_what_distributed_takes_as_a_limit_or_no_limit_is_accepted(limit):
     """distributed's LocalCluster: None or 0 is no limit, a float a fraction of the machine's memory."""
-    from utils.cluster import _check_worker_memory
+    from utils.cluster import check_worker_memory
 
-    assert _check_worker_memory(limit, 1) is None
+    assert check_worker_memory(limit, 1) is None
 
 
 # --- $COURSE_DATA_DIR / $COURSE_SCRATCH_DIR with a ~user this machine does not know --------------

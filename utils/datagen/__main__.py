@@ -16,9 +16,11 @@ def _stop_while_loading(signum, frame):
     os._exit(128 + signum)
 
 
-if __name__ == "__main__":
-    for _signum in STOPPED:
-        signal.signal(_signum, _stop_while_loading)
-    from utils.datagen.cli import main
+# Installed before the generator's modules load (this file only runs as ``python -m utils.datagen``).
+for _signum in STOPPED:
+    signal.signal(_signum, _stop_while_loading)
 
+from utils.datagen.cli import main  # noqa: E402  (after the handlers: loading it is the slow part)
+
+if __name__ == "__main__":
     sys.exit(main())
