@@ -1,12 +1,12 @@
-"""A test run leaves nothing behind: no folders in $TMPDIR (the datagen memory test once left 28 MB a
-run in ``mkdtemp`` folders) and no named semaphores in /dev/shm (a notebook kernel that nbval kills
-takes its resource tracker with it; notebook 08's left 12 ``sem.loky-*`` a run). Each test runs
-the affected tests in a child pytest with $TMPDIR pointed at a fresh folder."""
+"""A test run leaves nothing behind in $TMPDIR (the datagen memory test once left 28 MB a run in
+``mkdtemp`` folders): the test runs it in a child pytest with $TMPDIR pointed at a fresh folder.
+Named semaphores in /dev/shm (a notebook kernel that nbval kills takes its resource tracker with it;
+notebook 08's left 12 ``sem.loky-*`` a run) are checked by the suite's own plugin at the end of
+every pass, for every notebook (tests/support/semaphores.py)."""
 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 import time
@@ -18,11 +18,8 @@ import pytest
 
 from utils.base.paths import REPO_ROOT
 
-SHARED_MEMORY = Path("/dev/shm")
-LOKY_SEMAPHORE = re.compile(r"sem\.loky-(\d+)-[\w-]+")
 MEMORY_TEST = ("tests/generator/test_datagen_reliability.py"
                "::test_memory_constants_are_a_safe_upper_bound_of_the_real_peak")
-NOTEBOOK_08 = "notebooks/08_distributed_training.ipynb"
 
 
 def run_pytest(temp: Path, *args: str, timeout: float) -> tuple[subprocess.CompletedProcess, set[int]]:
@@ -61,10 +58,6 @@ def leftovers(temp: Path) -> list[str]:
     return sorted(p.relative_to(temp).as_posix() for p in temp.rglob("*") if not pytests_empty_base(p))
 
 
-def loky_semaphores() -> set[str]:
-    return {p.name for p in SHARED_MEMORY.iterdir() if LOKY_SEMAPHORE.fullmatch(p.name)}
-
-
 def test_the_datagen_memory_test_leaves_nothing_in_tmpdir(tmp_path):
     temp = tmp_path / "tmpdir"
     temp.mkdir()
@@ -72,15 +65,3 @@ def test_the_datagen_memory_test_leaves_nothing_in_tmpdir(tmp_path):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "1 passed" in done.stdout
     assert leftovers(temp) == []
-
-
-@pytest.mark.skipif(not SHARED_MEMORY.is_dir(), reason="no /dev/shm on this system: no named semaphores to leak")
-def test_a_run_of_notebook_08_leaves_no_loky_semaphores(tmp_path):
-    temp = tmp_path / "tmpdir"
-    temp.mkdir()
-    before = loky_semaphores()
-    done, pids = run_pytest(temp, NOTEBOOK_08, timeout=590)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    new = sorted(loky_semaphores() - before)
-    ours = [name for name in new if int(LOKY_SEMAPHORE.fullmatch(name)[1]) in pids]
-    assert ours == [], f"{len(ours)} semaphores of this run's processes stay in {SHARED_MEMORY}: {ours[:3]} ..."
