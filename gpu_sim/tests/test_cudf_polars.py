@@ -6,6 +6,7 @@ runs the plans. One LocalCUDACluster on two simulated GPUs (plus one engine-owne
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.metadata
 import inspect
 import os
@@ -153,7 +154,16 @@ def test_hardware_binding_policy_is_applied_once_per_worker_process(client):
         assert records == [{"gpu": devices[address], "cpu": True, "memory": True, "network": False}]
 
 
-def test_without_a_client_it_owns_one_worker_per_visible_gpu(client, query):
+def test_without_a_client_it_owns_one_worker_per_visible_gpu(client, query, monkeypatch):
+    # Without a client, 26.10.2's DaskEngine starts a SpecCluster with distributed's defaults: a scheduler and
+    # nannies on every interface and a dashboard on :8787 (no option reaches them). The course's tests listen on
+    # 127.0.0.1 only, so here the classes it starts get that host; what is tested (one owned worker per GPU) stays.
+    import distributed
+    import distributed.deploy.spec
+
+    local_scheduler = functools.partial(distributed.Scheduler, host="127.0.0.1", dashboard_address="127.0.0.1:0")
+    monkeypatch.setattr(distributed.deploy.spec, "Scheduler", local_scheduler)
+    monkeypatch.setattr(distributed, "Nanny", functools.partial(distributed.Nanny, host="127.0.0.1"))
     with DaskEngine(engine_options=NO_BINDING) as engine:
         owned = engine._dask_ctx.owned_client
         workers = owned.scheduler_info(n_workers=-1)["workers"].values()
