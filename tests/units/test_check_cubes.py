@@ -69,8 +69,12 @@ def test_counts_a_worker_could_not_have_computed_fail(two_workers):
     wait(cubes)
     counted = _learner_counts(client, cubes)
     total = client.submit(sum, cubes).result()
-    first, second = sorted(counted.index)
-    lopsided = pd.Series({first: N - 1, second: 1})
+    # N - 1 cubes claimed for the worker that ran fewer tasks: it ran at most (N + 1) // 2 (the cubes
+    # and the sum), so the claim is impossible however the scheduler shared them out. (Claiming them
+    # for a fixed worker passed the check when a busy machine had that worker run almost every cube.)
+    ran = client.run(lambda dask_worker: dask_worker.state.executed_count)
+    idler, busier = sorted(ran, key=ran.get)
+    lopsided = pd.Series({idler: N - 1, busier: 1})
     with pytest.raises(CheckFailed, match=r"you counted \d+ cubes on "):
         checks.check_cubes(cubes, lopsided, total, client, n=N)
     with pytest.raises(CheckFailed, match="names workers that are not in this cluster"):
