@@ -4,10 +4,14 @@ notebook that works for one learner works for all of them."""
 from __future__ import annotations
 
 import re
+import tomllib
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 import yaml
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 from utils.base.paths import REPO_ROOT
 
@@ -179,3 +183,28 @@ def test_conda_pins_read_a_channel_prefix(tmp_path):
     env.write_text("dependencies:\n  - conda-forge::xgboost==9.9.9\n  - cudf=26.10\n")
     assert conda_pins(env) == {"xgboost": "9.9.9", "cudf": "26.10"}
     assert conda_channels(env) == {"xgboost": "conda-forge"}
+
+
+def _lowest_supported_python() -> Version:
+    """The lowest Python that pyproject.toml's ``requires-python`` (``>=3.11``) lets install the course."""
+    spec = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    floor = re.fullmatch(r">=\s*([\d.]+)", spec.strip())
+    assert floor, f"requires-python {spec!r} is not a plain lower bound"
+    return Version(floor.group(1))
+
+
+def test_every_pin_installs_on_the_lowest_python_the_course_accepts():
+    """``make venv`` accepts any Python >= 3.11, so no pin may need a later patch release: soupsieve
+    4.1.3 needed >= 3.11.5, and pip found no way to install nbconvert on Debian 12's Python 3.11.2.
+    Read from the installed distributions, which ``make venv`` installs from these pins."""
+    lowest = _lowest_supported_python()
+    pins = pip_pins(REPO_ROOT / "constraints.txt")
+    refused = []
+    for dist in metadata.distributions():
+        name = _normalise(dist.metadata["Name"])
+        if pins.get(name) != dist.version:
+            continue
+        requires = dist.metadata.get("Requires-Python")
+        if requires and lowest not in SpecifierSet(requires):
+            refused.append(f"{name}=={dist.version} (Requires-Python {requires})")
+    assert refused == [], f"pins that Python {lowest} cannot install: {refused}"
