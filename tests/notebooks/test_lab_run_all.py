@@ -28,6 +28,7 @@ from utils.snapshot import browser_page, unavailable
 ARTEFACTS = REPO_ROOT / "reports" / "browser"
 NOTEBOOKS = [f"{WORKSPACE_DIR.name}/00_environment_check.ipynb", f"{WORKSPACE_DIR.name}/03_groupby_sum.ipynb"]
 RUN_ALL_TIMEOUT_S = 300
+RUN_ALL_RECLICK_S = 60
 DASHBOARD = re.compile(r"http://127\.0\.0\.1:\d+/status")
 # Lab draws only the cells near the viewport by default; every cell drawn lets the test read every
 # prompt and output (it changes what is drawn, nothing in the notebook or the kernel).
@@ -55,16 +56,30 @@ def _output_text(cell) -> str:
     return "\n".join(cell.locator(".jp-OutputArea-output").all_inner_texts())
 
 
-def _run_all(page) -> None:
+def _click_run_all(page) -> None:
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).first.click()
     page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).first.click()
-    deadline = time.monotonic() + RUN_ALL_TIMEOUT_S
+
+
+def _run_all(page) -> None:
     prompts = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputArea-prompt")
+    before = [text.strip() for text in prompts.all_inner_texts()]
+    _click_run_all(page)
+    started = time.monotonic()
+    deadline = started + RUN_ALL_TIMEOUT_S
+    clicks = 1
     while True:
         texts = [text.strip() for text in prompts.all_inner_texts()]
         if texts and all(re.fullmatch(r"\[\d+\]:", text) for text in texts):
             break
         assert time.monotonic() < deadline, f"Run All did not finish in {RUN_ALL_TIMEOUT_S} s: prompts {texts}"
+        # Every prompt as before the click a minute on (none queued, "[*]:", none run): the menu lost
+        # the click, as it did twice on a loaded 2-core machine. Ask once more, as a learner would;
+        # a Run All that never runs still fails above.
+        if clicks == 1 and time.monotonic() - started > RUN_ALL_RECLICK_S and texts == before:
+            print(f"Run All queued no cell in {RUN_ALL_RECLICK_S} s: clicked it again")
+            _click_run_all(page)
+            clicks += 1
         page.wait_for_timeout(500)
     _kernel_idle(page)
 
