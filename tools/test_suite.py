@@ -153,8 +153,8 @@ def cpu_clock(stat: str | None = None) -> CpuClock | None:
     """The machine's CPU counters, or None where there are none (not Linux).
 
     Why: a pass's own figure counts only the processes it waited for; kernels and the worker
-    processes of their clusters that end otherwise are missed (1,521 of the 2,215 busy CPU seconds of
-    one run, docs/measurements.md), so the whole run's cost is read from the machine."""
+    processes of their clusters that end otherwise are missed (by about a third in the run that
+    docs/measurements.md breaks down), so the whole run's cost is read from the machine."""
     if stat is None:
         try:
             stat = Path("/proc/stat").read_text()
